@@ -1,0 +1,1 @@
+# src/local.mk: filled in by its module

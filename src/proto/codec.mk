@@ -1,0 +1,1 @@
+# src/proto/codec.mk: filled in by its module

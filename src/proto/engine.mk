@@ -1,0 +1,1 @@
+# src/proto/engine.mk: filled in by its module

@@ -1,0 +1,1 @@
+# tests/local.mk: filled in by its module

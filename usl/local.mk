@@ -1,0 +1,1 @@
+# usl/local.mk: filled in by its module

@@ -1,0 +1,48 @@
+/*
+ * usl/log.h - levelled logging to stderr or syslog, with a rate limiter
+ * for per-packet messages (so a flood of bad packets cannot flood the log).
+ */
+#ifndef USL_LOG_H
+#define USL_LOG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "time.h"
+
+enum log_level { LOG_LVL_ERR, LOG_LVL_WARN, LOG_LVL_INFO, LOG_LVL_DEBUG };
+
+/* to_stderr: true for foreground/systemd-journal, false for syslog. */
+void log_init(const char *ident, enum log_level level, bool to_stderr);
+void log_set_level(enum log_level level);
+enum log_level log_get_level(void);
+
+#define USL_PRINTF(a, b) __attribute__((format(printf, a, b)))
+void log_warn(const char *fmt, ...) USL_PRINTF(1, 2);	/* appends ": strerror(errno)" */
+void log_warnx(const char *fmt, ...) USL_PRINTF(1, 2);
+void log_info(const char *fmt, ...) USL_PRINTF(1, 2);
+void log_debug(const char *fmt, ...) USL_PRINTF(1, 2);
+void fatal(const char *fmt, ...) USL_PRINTF(1, 2) __attribute__((noreturn));
+void fatalx(const char *fmt, ...) USL_PRINTF(1, 2) __attribute__((noreturn));
+
+/*
+ * Rate limiter: at most burst messages per interval; the first message after
+ * a suppressed stretch says how many were dropped.
+ */
+struct log_ratelimit {
+	usl_time interval;
+	unsigned burst;
+	usl_time window_start;
+	unsigned printed;
+	unsigned suppressed;
+};
+#define LOG_RATELIMIT_INIT(interval_s, burst_n) \
+	{ usl_time_s(interval_s), (burst_n), { 0 }, 0, 0 }
+
+/* Returns true when a message may be printed now; it reports suppressed counts. */
+bool log_ratelimit_ok(struct log_ratelimit *rl, usl_time now);
+void log_warnx_rl(struct log_ratelimit *rl, usl_time now, const char *fmt, ...) USL_PRINTF(3, 4);
+
+/* Captures log lines in memory instead of printing (unit tests); NULL to stop. */
+void log_set_sink(void (*sink)(enum log_level lvl, const char *msg, void *arg), void *arg);
+
+#endif

@@ -1,0 +1,48 @@
+/*
+ * usl/time.h - a monotonic time value whose unit cannot be mixed up.
+ * It is a struct on purpose: plain integers of seconds, ms and ns do not mix.
+ */
+#ifndef USL_TIME_H
+#define USL_TIME_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct usl_time {
+	int64_t ns;
+} usl_time;
+
+#define USL_TIME_NEVER ((usl_time){ INT64_MAX })
+
+static inline usl_time usl_time_ns(int64_t ns) { return (usl_time){ ns }; }
+static inline usl_time usl_time_ms(int64_t ms) { return (usl_time){ ms * 1000000 }; }
+static inline usl_time usl_time_s(int64_t s) { return (usl_time){ s * 1000000000 }; }
+static inline int64_t usl_time_to_ms(usl_time t) { return t.ns / 1000000; }
+static inline int64_t usl_time_to_us(usl_time t) { return t.ns / 1000; }
+static inline usl_time usl_time_add(usl_time a, usl_time b)
+{
+	return (a.ns > INT64_MAX - b.ns) ? USL_TIME_NEVER : (usl_time){ a.ns + b.ns };
+}
+static inline usl_time usl_time_sub(usl_time a, usl_time b) { return (usl_time){ a.ns - b.ns }; }
+static inline int usl_time_cmp(usl_time a, usl_time b) { return (a.ns > b.ns) - (a.ns < b.ns); }
+static inline bool usl_time_is_never(usl_time t) { return t.ns == INT64_MAX; }
+
+/*
+ * A clock.  The daemon uses the monotonic one; tests use a fake clock they
+ * advance by hand, so timer logic is tested without sleeping.
+ */
+struct usl_clock {
+	usl_time (*now)(const struct usl_clock *c);
+};
+
+extern const struct usl_clock usl_clock_monotonic;
+
+struct usl_fake_clock {
+	struct usl_clock clock;
+	usl_time now;
+};
+
+void usl_fake_clock_init(struct usl_fake_clock *fc, usl_time start);
+static inline usl_time usl_clock_now(const struct usl_clock *c) { return c->now(c); }
+
+#endif
