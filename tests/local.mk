@@ -1,1 +1,18 @@
-# tests/local.mk: filled in by its module
+# tests/local.mk - test plumbing shared by every suite.
+#
+# Unit test programs add themselves to UNIT_TESTS (they run in `make check`
+# and again under valgrind in `make check-valgrind`); shell tests add to
+# TESTS directly.  A shell test exits 77 to report SKIP.
+
+TESTS += $(UNIT_TESTS)
+# TEST_EXTENSIONS (.sh) and SH_LOG_COMPILER are set in src/proto/codec.mk.
+AM_TESTS_ENVIRONMENT = \
+	top_srcdir='$(abs_top_srcdir)'; top_builddir='$(abs_top_builddir)'; \
+	export top_srcdir top_builddir;
+EXTRA_DIST += tests/valgrind-wrap
+
+check-valgrind:
+	$(MAKE) $(AM_MAKEFLAGS) check TESTS="$(UNIT_TESTS)" \
+		LOG_COMPILER="$(abs_top_srcdir)/tests/valgrind-wrap" \
+		TEST_SUITE_LOG=test-suite-valgrind.log
+.PHONY: check-valgrind

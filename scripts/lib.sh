@@ -1,0 +1,54 @@
+# scripts/lib.sh - shell helpers shared by demo, check, tunnel-storm and the
+# integration tests.  Source it; it defines functions only.
+
+# Prints to stderr and exits.
+die() { echo "${0##*/}: $*" >&2; exit 1; }
+
+# wait_until TIMEOUT_S CMD...: polls CMD every 50 ms until it succeeds.
+wait_until() {
+	local deadline=$(( $(date +%s%N) + ${1} * 1000000000 )); shift
+	while ! "$@" >/dev/null 2>&1; do
+		[ "$(date +%s%N)" -lt "$deadline" ] || return 1
+		sleep 0.05
+	done
+}
+
+# need_root: integration tests and the demo create network namespaces.
+need_root() { [ "$(id -u)" = 0 ] || die "must run as root (network namespaces)"; }
+
+# setup_ns_pair NS_A NS_B ADDR_A ADDR_B [ADDR6_A ADDR6_B]: two namespaces
+# joined by a veth pair, addresses on /24 (and /64).
+setup_ns_pair() {
+	local a=$1 b=$2
+	ip netns add "$a" && ip netns add "$b" || return 1
+	ip link add veth0 netns "$a" type veth peer name veth1 netns "$b" || return 1
+	ip -n "$a" addr add "$3/24" dev veth0 && ip -n "$b" addr add "$4/24" dev veth1 || return 1
+	if [ -n "${5:-}" ]; then
+		ip -n "$a" addr add "$5/64" dev veth0 nodad && ip -n "$b" addr add "$6/64" dev veth1 nodad || return 1
+	fi
+	ip -n "$a" link set lo up && ip -n "$b" link set lo up &&
+	ip -n "$a" link set veth0 up && ip -n "$b" link set veth1 up
+}
+
+# cleanup_ns NS...: kills everything inside and deletes the namespaces.
+cleanup_ns() {
+	local ns pid
+	for ns in "$@"; do
+		ip netns list 2>/dev/null | grep -qw "$ns" || continue
+		for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$pid" 2>/dev/null; done
+		ip netns del "$ns" 2>/dev/null
+	done
+}
+
+# rand_suffix: a short random tag so parallel runs never share namespace names.
+rand_suffix() { head -c4 /dev/urandom | od -An -tx1 | tr -d ' \n'; }
+
+# Test result lines in the style of the kernel's l2tp selftest.
+TESTS_OK=0 TESTS_FAIL=0
+log_test() {	# log_test RC DESCRIPTION
+	if [ "$1" = 0 ]; then
+		TESTS_OK=$((TESTS_OK + 1)); printf 'TEST: %-60s [ OK ]\n' "$2"
+	else
+		TESTS_FAIL=$((TESTS_FAIL + 1)); printf 'TEST: %-60s [FAIL]\n' "$2"
+	fi
+}

@@ -1,0 +1,40 @@
+/*
+ * src/ctl_proto.h - the control socket protocol, shared by l2tpv3d (ctl.c)
+ * and l2tpv3ctl.  See doc/ctl-protocol.md for the JSON shapes.
+ *
+ * One JSON object per line each way.  Every request gets exactly one final
+ * reply carrying its id and a status from enum ctl_status ("monitor" is the
+ * exception: it streams events until the client disconnects).
+ */
+#ifndef L2TPD_CTL_PROTO_H
+#define L2TPD_CTL_PROTO_H
+
+#define CTL_DEFAULT_SOCKET	RUNSTATEDIR "/l2tpv3d/l2tpv3d.ctl"
+#define CTL_MAX_LINE		65536	/* longest request line the daemon reads */
+
+enum ctl_status {
+	CTL_OK = 0,
+	CTL_E_INVALID,		/* bad request: unknown command, missing or bad argument */
+	CTL_E_NOT_FOUND,	/* no such tunnel/session/profile */
+	CTL_E_EXISTS,		/* name or object already exists */
+	CTL_E_LIMIT,		/* a configured limit refuses it */
+	CTL_E_PEER,		/* the peer refused or closed it: data.result says why */
+	CTL_E_TIMEOUT,		/* the peer did not answer */
+	CTL_E_DATAPLANE,	/* the kernel refused it (protocol state rolled back) */
+	CTL_E_CONFIG,		/* reload: the new config is invalid (old one kept) */
+	CTL_E_SHUTTING_DOWN,
+	CTL_E_INTERNAL,
+	CTL_STATUS__COUNT
+};
+
+static inline const char *ctl_status_name(int s)
+{
+	static const char *const names[CTL_STATUS__COUNT] = {
+		"ok", "invalid-argument", "not-found", "exists", "limit",
+		"peer-refused", "timeout", "dataplane-error", "config-error",
+		"shutting-down", "internal-error",
+	};
+	return (s >= 0 && s < CTL_STATUS__COUNT) ? names[s] : "unknown";
+}
+
+#endif

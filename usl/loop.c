@@ -1,0 +1,356 @@
+/*
+ * usl/loop.c - a thin wrapper over libevent 2.1: fds, signals, one timerset.
+ *
+ * All usl timers share one libevent timer armed for the earliest expiry,
+ * so libevent's own timeout heap holds one entry however many tunnels and
+ * sessions there are, and re-arming a protocol timer is an rbtree update.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include <event2/event.h>
+
+#include "log.h"
+#include "loop.h"
+
+struct usl_loop {
+	struct event_base *base;
+	struct event *timer_ev;		/* fires at the timerset's earliest expiry */
+	struct usl_timerset timers;
+};
+
+struct usl_fd {
+	struct usl_loop *loop;
+	struct event *ev;
+	int fd;
+	short what;
+	usl_fd_fn cb;
+	void *arg;
+};
+
+struct usl_sig {
+	struct event *ev;
+	usl_sig_fn cb;
+	void *arg;
+};
+
+#define MAX_BACKENDS	8
+
+/* While probing, a backend that fails to start is expected, not news. */
+static bool libevent_quiet;
+
+static void libevent_log(int severity, const char *msg)
+{
+	if (libevent_quiet)
+		return;
+	if (severity >= EVENT_LOG_WARN)
+		log_warnx("libevent: %s", msg);
+	else
+		log_debug("libevent: %s", msg);
+}
+
+/* Creates a base that may use only the given method (NULL: libevent's pick). */
+static struct event_base *base_new_only(const char *method)
+{
+	struct event_config *cfg;
+	struct event_base *base;
+	const char **m;
+
+	cfg = event_config_new();
+	if (cfg == NULL)
+		return NULL;
+	/* Coarse clocks would make our timers fire up to a tick early. */
+	event_config_set_flag(cfg, EVENT_BASE_FLAG_PRECISE_TIMER);
+	for (m = event_get_supported_methods(); method && *m; m++) {
+		if (strcmp(*m, method) != 0)
+			event_config_avoid_method(cfg, *m);
+	}
+	base = event_base_new_with_config(cfg);
+	event_config_free(cfg);
+	return base;
+}
+
+const char **usl_loop_backends_available(void)
+{
+	static const char *avail[MAX_BACKENDS + 1];
+	static bool probed;
+	struct event_base *base;
+	const char **m;
+	size_t n = 0;
+
+	if (probed)
+		return avail;
+	/* Built in is not enough: the kernel or EVENT_NO<NAME> may veto one. */
+	event_set_log_callback(libevent_log);
+	libevent_quiet = true;
+	for (m = event_get_supported_methods(); *m && n < MAX_BACKENDS; m++) {
+		base = base_new_only(*m);
+		if (base == NULL)
+			continue;
+		if (strcmp(event_base_get_method(base), *m) == 0)
+			avail[n++] = *m;
+		event_base_free(base);
+	}
+	libevent_quiet = false;
+	avail[n] = NULL;
+	probed = true;
+	return avail;
+}
+
+static bool backend_is_available(const char *name)
+{
+	const char **m;
+
+	for (m = usl_loop_backends_available(); *m; m++) {
+		if (strcmp(*m, name) == 0)
+			return true;
+	}
+	return false;
+}
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+static void backend_unavailable(const char *backend, char *err, size_t errlen)
+{
+	char list[128] = "";
+	const char **m;
+	size_t len = 0;
+
+	for (m = usl_loop_backends_available(); *m && len < sizeof(list); m++)
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s",
+					len ? ", " : "", *m);
+	set_err(err, errlen, "event loop backend \"%s\" is not available (available: %s)",
+		backend, len ? list : "none");
+}
+
+/* Converts a delay to a timeval, rounding up so we never wake early. */
+static struct timeval delay_to_tv(usl_time delay)
+{
+	int64_t us = delay.ns <= 0 ? 0 : (delay.ns + 999) / 1000;
+	struct timeval tv;
+
+	tv.tv_sec = (time_t)(us / 1000000);
+	tv.tv_usec = (suseconds_t)(us % 1000000);
+	return tv;
+}
+
+static void loop_timers_changed(struct usl_timerset *ts, void *arg)
+{
+	struct usl_loop *l = arg;
+	usl_time next = usl_timerset_next(ts);
+	struct timeval tv;
+
+	if (usl_time_is_never(next)) {
+		evtimer_del(l->timer_ev);
+		return;
+	}
+	tv = delay_to_tv(usl_time_sub(next, usl_timerset_now(ts)));
+	evtimer_add(l->timer_ev, &tv);
+}
+
+static void loop_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct usl_loop *l = arg;
+
+	usl_timerset_run(&l->timers);
+}
+
+struct usl_loop *usl_loop_new(const char *backend, char *err, size_t errlen)
+{
+	struct usl_loop *l;
+
+	if (backend && !backend_is_available(backend)) {
+		backend_unavailable(backend, err, errlen);
+		return NULL;
+	}
+	l = calloc(1, sizeof(*l));
+	if (l == NULL) {
+		set_err(err, errlen, "out of memory");
+		return NULL;
+	}
+	l->base = base_new_only(backend);
+	if (l->base == NULL) {
+		set_err(err, errlen, "cannot create the libevent event base");
+		goto fail;
+	}
+	/* Belt and braces: never run on a backend other than the one asked for. */
+	if (backend && strcmp(event_base_get_method(l->base), backend) != 0) {
+		backend_unavailable(backend, err, errlen);
+		goto fail;
+	}
+	l->timer_ev = evtimer_new(l->base, loop_timer_cb, l);
+	if (l->timer_ev == NULL) {
+		set_err(err, errlen, "cannot create the loop timer event");
+		goto fail;
+	}
+	usl_timerset_init(&l->timers, &usl_clock_monotonic);
+	l->timers.on_change = loop_timers_changed;
+	l->timers.on_change_arg = l;
+	return l;
+fail:
+	if (l->base)
+		event_base_free(l->base);
+	free(l);
+	return NULL;
+}
+
+/*
+ * Timers still armed are disarmed so that their owners' later cancel calls
+ * are harmless.  Fds and signals must have been deleted by their owners.
+ */
+void usl_loop_free(struct usl_loop *l)
+{
+	struct usl_rb_node *n;
+
+	if (l == NULL)
+		return;
+	l->timers.on_change = NULL;
+	while ((n = usl_rb_first(&l->timers.tree)) != NULL)
+		usl_timer_cancel(usl_rb_entry(n, struct usl_timer, node));
+	event_free(l->timer_ev);
+	event_base_free(l->base);
+	free(l);
+}
+
+const char *usl_loop_backend(const struct usl_loop *l)
+{
+	return event_base_get_method(l->base);
+}
+
+struct usl_timerset *usl_loop_timers(struct usl_loop *l)
+{
+	return &l->timers;
+}
+
+struct event_base *usl_loop_base(struct usl_loop *l)
+{
+	return l->base;
+}
+
+static void fd_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct usl_fd *f = arg;
+
+	f->cb(fd, what & (USL_READ | USL_WRITE), f->arg);
+}
+
+/* (Re)initialises f->ev for f->what and adds it when there is anything to watch. */
+static int fd_arm(struct usl_fd *f)
+{
+	short what = (short)(f->what & (USL_READ | USL_WRITE));
+
+	if (event_assign(f->ev, f->loop->base, f->fd, what | EV_PERSIST, fd_cb, f) < 0)
+		return -1;
+	if (what && event_add(f->ev, NULL) < 0)
+		return -1;
+	return 0;
+}
+
+struct usl_fd *usl_fd_add(struct usl_loop *l, int fd, short what, usl_fd_fn cb, void *arg)
+{
+	struct usl_fd *f;
+
+	f = calloc(1, sizeof(*f));
+	if (f == NULL)
+		return NULL;
+	f->loop = l;
+	f->fd = fd;
+	f->what = what;
+	f->cb = cb;
+	f->arg = arg;
+	f->ev = event_new(l->base, fd, (short)((what & (USL_READ | USL_WRITE)) | EV_PERSIST),
+			  fd_cb, f);
+	if (f->ev == NULL)
+		goto fail;
+	if ((what & (USL_READ | USL_WRITE)) && event_add(f->ev, NULL) < 0)
+		goto fail;
+	return f;
+fail:
+	if (f->ev)
+		event_free(f->ev);
+	free(f);
+	errno = errno ? errno : ENOMEM;
+	return NULL;
+}
+
+int usl_fd_set_events(struct usl_fd *f, short what)
+{
+	if (what == f->what)
+		return 0;
+	/* libevent cannot change a pending event's flags: remove, reassign, re-add. */
+	if (event_del(f->ev) < 0)
+		return -1;
+	f->what = what;
+	return fd_arm(f);
+}
+
+void usl_fd_del(struct usl_fd *f)
+{
+	if (f == NULL)
+		return;
+	event_free(f->ev);
+	free(f);
+}
+
+static void sig_cb(evutil_socket_t signo, short what, void *arg)
+{
+	struct usl_sig *s = arg;
+
+	s->cb((int)signo, s->arg);
+}
+
+struct usl_sig *usl_sig_add(struct usl_loop *l, int signo, usl_sig_fn cb, void *arg)
+{
+	struct usl_sig *s;
+
+	s = calloc(1, sizeof(*s));
+	if (s == NULL)
+		return NULL;
+	s->cb = cb;
+	s->arg = arg;
+	s->ev = evsignal_new(l->base, signo, sig_cb, s);
+	if (s->ev == NULL || event_add(s->ev, NULL) < 0) {
+		if (s->ev)
+			event_free(s->ev);
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+void usl_sig_del(struct usl_sig *s)
+{
+	if (s == NULL)
+		return;
+	event_free(s->ev);
+	free(s);
+}
+
+int usl_loop_run(struct usl_loop *l)
+{
+	/* Without NO_EXIT_ON_EMPTY libevent returns as soon as nothing is watched. */
+	return event_base_loop(l->base, EVLOOP_NO_EXIT_ON_EMPTY) < 0 ? -1 : 0;
+}
+
+int usl_loop_run_once(struct usl_loop *l, bool block)
+{
+	return event_base_loop(l->base, block ? EVLOOP_ONCE : EVLOOP_NONBLOCK) < 0 ? -1 : 0;
+}
+
+void usl_loop_exit(struct usl_loop *l)
+{
+	event_base_loopbreak(l->base);
+}
