@@ -1,1 +1,21 @@
-# src/local.mk: filled in by its module
+# src/local.mk - the daemon.
+#
+# DAEMON_COMMON_SOURCES: every daemon module but main.c (fragments add
+# theirs), so tests can link modules without the entry point.
+
+DAEMON_COMMON_SOURCES = \
+	src/l2tpv3d.h src/config.h src/ctl_proto.h src/dp.h src/idalloc.h \
+	src/util.c src/sdnotify.c src/peer.c src/tunnel.c src/session.c \
+	src/transport.c src/ctl.c src/reload.c src/dp_null.c
+
+include src/config.mk
+include src/hooks.mk
+include src/cli/cli.mk
+
+sbin_PROGRAMS += src/l2tpv3d
+src_l2tpv3d_SOURCES = src/main.c $(DAEMON_COMMON_SOURCES)
+src_l2tpv3d_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(JSONC_CFLAGS) $(LIBCONFIG_CFLAGS) \
+	$(LIBMNL_CFLAGS) $(LIBNL_CFLAGS)
+src_l2tpv3d_LDADD = $(PROTO_LIBS) $(JSONC_LIBS) $(LIBCONFIG_LIBS) $(LIBMNL_LIBS) $(LIBNL_LIBS)
+
+EXTRA_DIST += doc/ctl-protocol.md

@@ -36,7 +36,7 @@ struct log_ratelimit {
 	unsigned suppressed;
 };
 #define LOG_RATELIMIT_INIT(interval_s, burst_n) \
-	{ usl_time_s(interval_s), (burst_n), { 0 }, 0, 0 }
+	{ { (int64_t)(interval_s) * 1000000000 }, (burst_n), { 0 }, 0, 0 }
 
 /* Returns true when a message may be printed now; it reports suppressed counts. */
 bool log_ratelimit_ok(struct log_ratelimit *rl, usl_time now);

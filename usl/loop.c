@@ -5,7 +5,6 @@
  * so libevent's own timeout heap holds one entry however many tunnels and
  * sessions there are, and re-arming a protocol timer is an rbtree update.
  */
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,19 +52,38 @@ static void libevent_log(int severity, const char *msg)
 		log_debug("libevent: %s", msg);
 }
 
+/*
+ * libevent's compiled-in methods.  event_get_supported_methods() frees the
+ * array it returned last time on every call, so we copy it once (the names
+ * themselves are libevent's static strings).
+ */
+static const char *const *methods_built(void)
+{
+	static const char *built[MAX_BACKENDS + 1];
+	const char **m;
+	size_t n = 0;
+
+	if (built[0] == NULL) {
+		for (m = event_get_supported_methods(); m && *m && n < MAX_BACKENDS; m++)
+			built[n++] = *m;
+		built[n] = NULL;
+	}
+	return built;
+}
+
 /* Creates a base that may use only the given method (NULL: libevent's pick). */
 static struct event_base *base_new_only(const char *method)
 {
 	struct event_config *cfg;
 	struct event_base *base;
-	const char **m;
+	const char *const *m;
 
 	cfg = event_config_new();
 	if (cfg == NULL)
 		return NULL;
 	/* Coarse clocks would make our timers fire up to a tick early. */
 	event_config_set_flag(cfg, EVENT_BASE_FLAG_PRECISE_TIMER);
-	for (m = event_get_supported_methods(); method && *m; m++) {
+	for (m = methods_built(); method && *m; m++) {
 		if (strcmp(*m, method) != 0)
 			event_config_avoid_method(cfg, *m);
 	}
@@ -79,7 +97,7 @@ const char **usl_loop_backends_available(void)
 	static const char *avail[MAX_BACKENDS + 1];
 	static bool probed;
 	struct event_base *base;
-	const char **m;
+	const char *const *m;
 	size_t n = 0;
 
 	if (probed)
@@ -87,7 +105,7 @@ const char **usl_loop_backends_available(void)
 	/* Built in is not enough: the kernel or EVENT_NO<NAME> may veto one. */
 	event_set_log_callback(libevent_log);
 	libevent_quiet = true;
-	for (m = event_get_supported_methods(); *m && n < MAX_BACKENDS; m++) {
+	for (m = methods_built(); *m; m++) {
 		base = base_new_only(*m);
 		if (base == NULL)
 			continue;
@@ -172,6 +190,7 @@ struct usl_loop *usl_loop_new(const char *backend, char *err, size_t errlen)
 {
 	struct usl_loop *l;
 
+	event_set_log_callback(libevent_log);
 	if (backend && !backend_is_available(backend)) {
 		backend_unavailable(backend, err, errlen);
 		return NULL;
@@ -240,6 +259,11 @@ struct event_base *usl_loop_base(struct usl_loop *l)
 	return l->base;
 }
 
+static inline short fd_events(short what)
+{
+	return (short)((what & (USL_READ | USL_WRITE)) | EV_PERSIST);
+}
+
 static void fd_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct usl_fd *f = arg;
@@ -247,17 +271,6 @@ static void fd_cb(evutil_socket_t fd, short what, void *arg)
 	f->cb(fd, what & (USL_READ | USL_WRITE), f->arg);
 }
 
-/* (Re)initialises f->ev for f->what and adds it when there is anything to watch. */
-static int fd_arm(struct usl_fd *f)
-{
-	short what = (short)(f->what & (USL_READ | USL_WRITE));
-
-	if (event_assign(f->ev, f->loop->base, f->fd, what | EV_PERSIST, fd_cb, f) < 0)
-		return -1;
-	if (what && event_add(f->ev, NULL) < 0)
-		return -1;
-	return 0;
-}
 
 struct usl_fd *usl_fd_add(struct usl_loop *l, int fd, short what, usl_fd_fn cb, void *arg)
 {
@@ -271,10 +284,10 @@ struct usl_fd *usl_fd_add(struct usl_loop *l, int fd, short what, usl_fd_fn cb, 
 	f->what = what;
 	f->cb = cb;
 	f->arg = arg;
-	f->ev = event_new(l->base, fd, (short)((what & (USL_READ | USL_WRITE)) | EV_PERSIST),
-			  fd_cb, f);
+	f->ev = event_new(l->base, fd, fd_events(what), fd_cb, f);
 	if (f->ev == NULL)
 		goto fail;
+	/* An event with nothing to watch is kept but not added. */
 	if ((what & (USL_READ | USL_WRITE)) && event_add(f->ev, NULL) < 0)
 		goto fail;
 	return f;
@@ -282,7 +295,6 @@ fail:
 	if (f->ev)
 		event_free(f->ev);
 	free(f);
-	errno = errno ? errno : ENOMEM;
 	return NULL;
 }
 
@@ -294,7 +306,11 @@ int usl_fd_set_events(struct usl_fd *f, short what)
 	if (event_del(f->ev) < 0)
 		return -1;
 	f->what = what;
-	return fd_arm(f);
+	if (event_assign(f->ev, f->loop->base, f->fd, fd_events(what), fd_cb, f) < 0)
+		return -1;
+	if ((what & (USL_READ | USL_WRITE)) && event_add(f->ev, NULL) < 0)
+		return -1;
+	return 0;
 }
 
 void usl_fd_del(struct usl_fd *f)

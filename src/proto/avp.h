@@ -91,6 +91,35 @@ enum l2tp_pw_type {
 #define L2TP_CIRCUIT_ACTIVE	0x0001	/* A */
 #define L2TP_CIRCUIT_NEW	0x0002	/* N */
 
+/*
+ * What RFC 3931 5.4 (and RFC 2661 for the AVPs it keeps or obsoletes) says
+ * about each IETF AVP: the decoder and the encoder both follow this table.
+ */
+#define L2TP_AVPR_HIDE_OK	0x01	/* may be sent hidden (H=1) */
+#define L2TP_AVPR_SEND_M	0x02	/* we send it with M=1 */
+#define L2TP_AVPR_REPEAT	0x04	/* may appear more than once */
+#define L2TP_AVPR_IGNORE	0x08	/* recognised, meaningless in v3: skipped even with M=1 */
+#define L2TP_AVPR_RECV_ONLY	0x10	/* accepted from peers, never sent */
+
+struct l2tp_avp_rule {
+	const char *name;
+	uint16_t min_len, max_len;	/* value length (after unhiding), octets */
+	uint8_t flags;			/* L2TP_AVPR_* */
+};
+
+/* The rule for IETF AVP type, or NULL when the type is not recognised. */
+const struct l2tp_avp_rule *l2tp_avp_rule(uint16_t type);
+
+#define L2TP_VENDOR_CISCO	9
+#define L2TP_VENDOR_CABLELABS	4491
+
+/*
+ * True for vendor AVPs we recognise and ignore: Cisco's pre-RFC copies of
+ * the L2TPv3 AVPs (vendor 9), which Cisco equipment still sends beside the
+ * IETF ones, sometimes with M=1.
+ */
+bool l2tp_avp_vendor_ignored(uint16_t vendor, uint16_t type);
+
 /* Name of an IETF AVP type ("Host Name"), or NULL when unknown. */
 const char *l2tp_avp_name(uint16_t type);
 /* Name of a pseudowire type ("Ethernet"), or "unknown". */

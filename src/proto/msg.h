@@ -251,7 +251,21 @@ struct l2tp_secret {
 enum l2tp_drop l2tp_msg_decode(struct l2tp_msg *m, const uint8_t *buf, size_t len,
 			       bool has_session0, const struct l2tp_secret *secret);
 
-/* Only the header (cheap pre-dispatch: CCID lookup before full decode). */
+/*
+ * Only the header (cheap pre-dispatch: CCID lookup before full decode).
+ * Fills ver, ccid, ns and nr and nothing else.  Ver=2 passes here when not
+ * over IP; l2tp_msg_decode() then accepts it for an SCCRQ only.
+ *
+ * Notes on l2tp_msg_decode() results:
+ *  - L2TP_DROP_UNKNOWN_MSG_TYPE: m->type_m says whether the peer asked for
+ *    the connection to be cleared (M=1) or the message ignored (M=0);
+ *    ccid/ns/nr are valid for acknowledging it.
+ *  - tx_speed/rx_speed: the L2TPv2 4-octet AVPs (24/38) are widened into
+ *    them and also set the bits of AVPs 74/75, so test those bits only.
+ *  - Cisco draft-era vendor AVPs (vendor 9) and the RFC 2661 AVPs L2TPv3
+ *    obsoletes are skipped whatever their M bit; in a Ver=2 SCCRQ every
+ *    unrecognised AVP is skipped (4.7.3).
+ */
 enum l2tp_drop l2tp_msg_decode_header(struct l2tp_msg *m, const uint8_t *buf, size_t len,
 				      bool has_session0);
 
@@ -269,7 +283,20 @@ enum l2tp_drop l2tp_msg_check_required(const struct l2tp_msg *m);
 int l2tp_msg_encode(const struct l2tp_msg *m, uint8_t *buf, size_t cap, bool with_session0,
 		    uint64_t hide_mask, const struct l2tp_secret *secret);
 
-/* Patches Ns/Nr of an encoded message in place (retransmissions carry the current Nr). */
+/*
+ * The same, with hide_mask2 for AVP types 64..127 (Remote Session ID,
+ * Assigned Cookie, PW Type...).  Both refuse (-1) a message that lacks an
+ * AVP l2tp_msg_check_required() asks for, and never send the AVPs we only
+ * accept (24, 38) or ignore.  Hidden values are not padded.
+ */
+int l2tp_msg_encode2(const struct l2tp_msg *m, uint8_t *buf, size_t cap, bool with_session0,
+		     uint64_t hide_mask, uint64_t hide_mask2, const struct l2tp_secret *secret);
+
+/*
+ * Patches Ns/Nr of an encoded message in place (retransmissions carry the
+ * current Nr).  With authentication on, sign again afterwards
+ * (l2tp_auth_sign()): the digest covers the header.
+ */
 void l2tp_msg_set_seq(uint8_t *buf, size_t len, bool with_session0, uint16_t ns, uint16_t nr);
 
 #endif

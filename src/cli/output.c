@@ -1,0 +1,387 @@
+/*
+ * src/cli/output.c - human output: aligned tables for lists, "key: value"
+ * lines for show, one line for create/delete, one line per monitor event.
+ * Which printer a command gets is a table, like bgpctl's show_* functions.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "ctl_proto.h"
+
+#define MAX_COLUMNS	16
+
+/* A list column; an optional one appears only when some row has its key. */
+struct column {
+	const char *head;
+	const char *key;
+	bool optional;
+};
+
+static const struct column tunnel_columns[] = {
+	{ "ID", "tunnel_id", false },
+	{ "PEER-ID", "peer_tunnel_id", false },
+	{ "NAME", "name", false },
+	{ "STATE", "state", false },
+	{ "PEER", "peer", false },
+	{ "ENCAP", "encap", false },
+	{ "SESSIONS", "sessions", false },
+	{ "UPTIME", "uptime", false },
+	{ "CONFIG-ID", "config_id", true },	/* only with snmp_config_id */
+};
+
+static const struct column session_columns[] = {
+	{ "ID", "session_id", false },
+	{ "PEER-ID", "peer_session_id", false },
+	{ "TUNNEL", "tunnel_id", false },
+	{ "STATE", "state", false },
+	{ "PW", "pw_type", false },
+	{ "IFNAME", "ifname", false },
+	{ "COOKIE", "cookie_len", false },
+	{ "UPTIME", "uptime", false },
+};
+
+#define N_ELEMS(a)	(sizeof(a) / sizeof((a)[0]))
+
+/* A member as text for one-line messages; "-" when absent. */
+static const char *field(json_object *o, const char *key)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || !v)
+		return "-";
+	return json_object_get_string(v);
+}
+
+/* "1d02h03m04s": uptimes are read by people, not summed. */
+static void fmt_duration(double secs, char *out, size_t len)
+{
+	unsigned long long s = secs > 0 ? (unsigned long long)secs : 0;
+	unsigned long long d = s / 86400, h = s / 3600 % 24, m = s / 60 % 60;
+
+	s %= 60;
+	if (d)
+		snprintf(out, len, "%llud%02lluh%02llum%02llus", d, h, m, s);
+	else if (h)
+		snprintf(out, len, "%lluh%02llum%02llus", h, m, s);
+	else if (m)
+		snprintf(out, len, "%llum%02llus", m, s);
+	else
+		snprintf(out, len, "%llus", s);
+}
+
+static bool is_scalar(json_object *v)
+{
+	return !json_object_is_type(v, json_type_object) &&
+	       !json_object_is_type(v, json_type_array);
+}
+
+static char *fmt_value(const char *key, json_object *v);
+
+/* Arrays of scalars read as "a, b, c"; anything deeper stays JSON. */
+static char *fmt_array(json_object *v)
+{
+	size_t n = json_object_array_length(v);
+	struct buf b = { 0 };
+
+	for (size_t i = 0; i < n; i++)
+		if (!is_scalar(json_object_array_get_idx(v, i)))
+			return xstrdup(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
+	for (size_t i = 0; i < n; i++) {
+		char *s = fmt_value(NULL, json_object_array_get_idx(v, i));
+
+		if (i)
+			buf_append(&b, ", ", 2);
+		buf_append(&b, s, strlen(s));
+		free(s);
+	}
+	buf_append(&b, "", 1);
+	return b.data;
+}
+
+/* A value as text (malloc'd); "-" for absent or empty so columns line up. */
+static char *fmt_value(const char *key, json_object *v)
+{
+	char tmp[64];
+
+	switch (json_object_get_type(v)) {
+	case json_type_null:
+		return xstrdup("-");
+	case json_type_boolean:
+		return xstrdup(json_object_get_boolean(v) ? "yes" : "no");
+	case json_type_int:
+	case json_type_double:
+		if (!key || strcmp(key, "uptime"))
+			return xstrdup(json_object_get_string(v));
+		fmt_duration(json_object_get_double(v), tmp, sizeof tmp);
+		return xstrdup(tmp);
+	case json_type_string:
+		return xstrdup(*json_object_get_string(v) ? json_object_get_string(v) : "-");
+	case json_type_array:
+		return json_object_array_length(v) ? fmt_array(v) : xstrdup("-");
+	default:
+		return xstrdup(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
+	}
+}
+
+static int key_width(json_object *obj)
+{
+	size_t w = 0;
+
+	json_object_object_foreach(obj, key, val)
+		if (!json_object_is_type(val, json_type_object) && strlen(key) > w)
+			w = strlen(key);
+	return (int)w;
+}
+
+/* "key: value" lines, values aligned per level, objects indented under their key. */
+static void print_kv(json_object *obj, int indent)
+{
+	int w = key_width(obj);
+
+	json_object_object_foreach(obj, key, val) {
+		char *s;
+
+		if (json_object_is_type(val, json_type_object)) {
+			printf("%*s%s:%s\n", indent, "", key,
+			       json_object_object_length(val) ? "" : " -");
+			print_kv(val, indent + 2);
+			continue;
+		}
+		s = fmt_value(key, val);
+		printf("%*s%s:%*s %s\n", indent, "", key, w - (int)strlen(key), "", s);
+		free(s);
+	}
+}
+
+static bool column_used(const struct column *col, json_object *rows)
+{
+	size_t n = json_object_array_length(rows);
+
+	if (!col->optional)
+		return true;
+	for (size_t r = 0; r < n; r++)
+		if (json_object_object_get_ex(json_object_array_get_idx(rows, r), col->key, NULL))
+			return true;
+	return false;
+}
+
+static void print_row(char *const *cells, const size_t *width, size_t nc)
+{
+	for (size_t c = 0; c + 1 < nc; c++)
+		printf("%-*s  ", (int)width[c], cells[c]);
+	printf("%s\n", cells[nc - 1]);
+}
+
+/* Header plus one row per object, each column as wide as its widest cell. */
+static void print_table(const struct column *cols, size_t ncols, json_object *rows)
+{
+	const struct column *use[MAX_COLUMNS];
+	size_t width[MAX_COLUMNS] = { 0 }, nc = 0, nr, ncells;
+	char **cell;
+
+	if (!json_object_is_type(rows, json_type_array))
+		rows = json_object_new_array();	/* absent list: header only */
+	else
+		json_object_get(rows);
+	for (size_t i = 0; i < ncols; i++)
+		if (column_used(&cols[i], rows))
+			use[nc++] = &cols[i];
+	nr = json_object_array_length(rows);
+	ncells = (nr + 1) * nc;
+	cell = xmalloc(ncells * sizeof *cell);
+	for (size_t c = 0; c < nc; c++)
+		cell[c] = xstrdup(use[c]->head);
+	for (size_t r = 0; r < nr; r++) {
+		json_object *row = json_object_array_get_idx(rows, r), *v;
+
+		for (size_t c = 0; c < nc; c++) {
+			if (!json_object_object_get_ex(row, use[c]->key, &v))
+				v = NULL;
+			cell[(r + 1) * nc + c] = fmt_value(use[c]->key, v);
+		}
+	}
+	for (size_t i = 0; i < ncells; i++)
+		if (strlen(cell[i]) > width[i % nc])
+			width[i % nc] = strlen(cell[i]);
+	for (size_t r = 0; r <= nr; r++)
+		print_row(cell + r * nc, width, nc);
+	for (size_t i = 0; i < ncells; i++)
+		free(cell[i]);
+	free(cell);
+	json_object_put(rows);
+}
+
+typedef void printer(const struct request *, json_object *data);
+
+static void show_created(const struct request *req, json_object *data)
+{
+	bool tunnel = req->kind == CMD_TUNNEL_CREATE;
+
+	printf("%s %s %s\n", tunnel ? "tunnel" : "session",
+	       field(data, tunnel ? "tunnel_id" : "session_id"), field(data, "state"));
+}
+
+/* The reply is {}: name the object the way the user did. */
+static void show_deleted(const struct request *req, json_object *data)
+{
+	bool tunnel = req->kind == CMD_TUNNEL_DELETE;
+	const char *id = field(req->args, tunnel ? "tunnel_id" : "session_id");
+
+	(void)data;
+	if (!strcmp(id, "-"))
+		id = field(req->args, "name");
+	printf("%s %s deleted\n", tunnel ? "tunnel" : "session", id);
+}
+
+static void show_reloaded(const struct request *req, json_object *data)
+{
+	(void)req;
+	(void)data;
+	printf("configuration reloaded\n");
+}
+
+static void show_reload(const struct request *req, json_object *data)
+{
+	show_reloaded(req, data);
+	if (data)
+		print_kv(data, 2);
+}
+
+static void show_kv(const struct request *req, json_object *data)
+{
+	(void)req;
+	if (data)
+		print_kv(data, 0);
+}
+
+static void show_tunnels(const struct request *req, json_object *data)
+{
+	json_object *rows = NULL;
+
+	(void)req;
+	json_object_object_get_ex(data, "tunnels", &rows);
+	print_table(tunnel_columns, N_ELEMS(tunnel_columns), rows);
+}
+
+static void show_sessions(const struct request *req, json_object *data)
+{
+	json_object *rows = NULL;
+
+	(void)req;
+	json_object_object_get_ex(data, "sessions", &rows);
+	print_table(session_columns, N_ELEMS(session_columns), rows);
+}
+
+/* full: a single command's output; summary: its "LINE: ..." in a batch (NULL: "ok" + full). */
+static const struct {
+	printer *full;
+	printer *summary;
+} text_cmds[CMD__COUNT] = {
+	[CMD_TUNNEL_CREATE]	= { show_created, show_created },
+	[CMD_TUNNEL_DELETE]	= { show_deleted, show_deleted },
+	[CMD_TUNNEL_SHOW]	= { show_kv, NULL },
+	[CMD_TUNNEL_LIST]	= { show_tunnels, NULL },
+	[CMD_SESSION_CREATE]	= { show_created, show_created },
+	[CMD_SESSION_DELETE]	= { show_deleted, show_deleted },
+	[CMD_SESSION_SHOW]	= { show_kv, NULL },
+	[CMD_SESSION_LIST]	= { show_sessions, NULL },
+	[CMD_SHOW_DAEMON]	= { show_kv, NULL },
+	[CMD_STATS]		= { show_kv, NULL },
+	[CMD_RELOAD]		= { show_reload, show_reloaded },
+	[CMD_MONITOR]		= { show_kv, NULL },
+};
+
+/* invalid-argument names the argument itself; other errors say what kind. */
+void print_failure(const struct reply *r)
+{
+	const char *msg = r->error ? r->error : "(no message)";
+
+	if (r->status == CTL_E_INVALID)
+		cli_warnx("%s", msg);
+	else
+		cli_warnx("%s: %s", r->status_name, msg);
+}
+
+static void text_result(const struct request *req, const struct reply *r)
+{
+	if (r->status != CTL_OK)
+		print_failure(r);
+	else
+		text_cmds[req->kind].full(req, r->data);
+}
+
+static void text_batch_reply(unsigned long line, const struct request *req,
+			     const struct reply *r)
+{
+	printer *summary = text_cmds[req->kind].summary;
+
+	if (r->status != CTL_OK) {
+		printf("%lu: %s: %s\n", line, r->status_name, r->error ? r->error : "-");
+		return;
+	}
+	printf("%lu: ", line);
+	if (summary) {
+		summary(req, r->data);
+		return;
+	}
+	printf("ok\n");
+	text_cmds[req->kind].full(req, r->data);
+}
+
+/* Parse errors already went to stderr; stdout keeps only replies. */
+static void text_batch_error(unsigned long line, const char *msg)
+{
+	(void)line;
+	(void)msg;
+}
+
+/* ISO 8601 local time with milliseconds: events come in bursts. */
+static void fmt_time(double t, char *out, size_t len)
+{
+	time_t sec = (time_t)t;
+	struct tm tm;
+	char base[32];
+
+	localtime_r(&sec, &tm);
+	strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(out, len, "%s.%03d", base, (int)((t - (double)sec) * 1000));
+}
+
+static void print_result(json_object *res)
+{
+	json_object *v;
+
+	printf(" result %s (%s)", field(res, "code"), field(res, "name"));
+	if (json_object_object_get_ex(res, "error", &v) && json_object_get_int(v))
+		printf(" error %d", json_object_get_int(v));
+	if (json_object_object_get_ex(res, "message", &v) && *json_object_get_string(v))
+		printf(": %s", json_object_get_string(v));
+}
+
+/* time event tunnel N [session M] peer P [result ...] */
+static void text_event(json_object *ev)
+{
+	json_object *v;
+	char when[64];
+
+	fmt_time(json_object_object_get_ex(ev, "time", &v) ? json_object_get_double(v)
+							     : (double)time(NULL),
+		 when, sizeof when);
+	printf("%s %s tunnel %s", when, field(ev, "event"), field(ev, "tunnel_id"));
+	if (json_object_object_get_ex(ev, "session_id", &v))
+		printf(" session %s", json_object_get_string(v));
+	printf(" peer %s", field(ev, "peer"));
+	if (json_object_object_get_ex(ev, "result", &v) && json_object_is_type(v, json_type_object))
+		print_result(v);
+	putchar('\n');
+}
+
+const struct output output_text = {
+	.result = text_result,
+	.batch_reply = text_batch_reply,
+	.batch_error = text_batch_error,
+	.event = text_event,
+};

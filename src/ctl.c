@@ -1,0 +1,867 @@
+/*
+ * src/ctl.c - the control socket: JSON lines over a UNIX stream socket.
+ *
+ * Every request gets exactly one final reply carrying its id and a status
+ * (enum ctl_status).  Requests that wait for the peer (tunnel/session
+ * create) park a struct ctl_req on the object; the reply is written when
+ * the object comes up or fails.  If the client goes away first, the
+ * request stays parked but detached, and its reply is discarded.
+ * Connections are libevent bufferevents on the daemon's loop, so a slow
+ * client never blocks it; a monitor client that stops reading is dropped.
+ */
+#include <errno.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+
+#include "dp.h"
+#include "l2tpv3d.h"
+#include "usl/log.h"
+
+#define CTL_MAX_OUTPUT	(16u << 20)	/* a client further behind than this is dropped */
+
+struct ctl_conn {
+	struct usl_list link;		/* conns */
+	struct bufferevent *bev;
+	struct usl_list reqs;		/* parked requests of this connection */
+	bool monitor;
+	int64_t monitor_id;
+	bool closing;
+};
+
+struct ctl_req {
+	struct usl_list obj_link;	/* on the tunnel/session waiting list */
+	struct usl_list conn_link;	/* on the connection's list */
+	struct ctl_conn *conn;		/* NULL once the client is gone */
+	int64_t id;
+};
+
+static int ctl_fd = -1;
+static struct usl_fd *ctl_ev;
+static char ctl_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+static struct usl_list conns = USL_LIST_INIT(conns);
+
+typedef void (*ctl_handler)(struct ctl_conn *c, int64_t id, json_object *args);
+
+/* ---- replies ------------------------------------------------------------ */
+
+static void conn_write_json(struct ctl_conn *c, json_object *o)
+{
+	const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+
+	bufferevent_write(c->bev, s, strlen(s));
+	bufferevent_write(c->bev, "\n", 1);
+}
+
+static void conn_reply(struct ctl_conn *c, int64_t id, enum ctl_status st, const char *err,
+		       json_object *data)
+{
+	json_object *o = json_object_new_object();
+
+	json_add_int(o, "id", id);
+	json_add_int(o, "status", st);
+	json_add_str(o, "status_name", ctl_status_name(st));
+	if (err != NULL && err[0])
+		json_add_str(o, "error", err);
+	if (data != NULL)
+		json_object_object_add(o, "data", data);
+	conn_write_json(c, o);
+	json_object_put(o);
+}
+
+static struct ctl_req *req_park(struct ctl_conn *c, int64_t id)
+{
+	struct ctl_req *r = calloc(1, sizeof(*r));
+
+	if (r == NULL)
+		return NULL;
+	r->conn = c;
+	r->id = id;
+	usl_list_init(&r->obj_link);
+	usl_list_add_tail(&c->reqs, &r->conn_link);
+	return r;
+}
+
+void ctl_req_reply(struct ctl_req *r, enum ctl_status st, const char *err, json_object *data)
+{
+	if (r->conn != NULL) {
+		conn_reply(r->conn, r->id, st, err, data);
+		usl_list_del(&r->conn_link);
+	} else if (data != NULL) {
+		json_object_put(data);
+	}
+	free(r);
+}
+
+struct usl_list *ctl_req_link(struct ctl_req *r)
+{
+	return &r->obj_link;
+}
+
+struct ctl_req *ctl_req_from_link(struct usl_list *l)
+{
+	return usl_container_of(l, struct ctl_req, obj_link);
+}
+
+json_object *result_json(const struct l2tp_result *r, bool stopccn)
+{
+	json_object *o = json_object_new_object();
+
+	json_add_int(o, "code", r->result);
+	json_add_str(o, "name", stopccn ? l2tp_stopccn_result_name(r->result)
+					: l2tp_cdn_result_name(r->result));
+	json_add_int(o, "error", r->has_error ? r->error : 0);
+	if (r->has_error)
+		json_add_str(o, "error_name", l2tp_error_code_name(r->error));
+	json_object_object_add(o, "message",
+			       json_object_new_string_len(r->message.p ? (const char *)r->message.p : "",
+							  r->message.p ? r->message.len : 0));
+	return o;
+}
+
+void ctl_event(const char *event, const struct tunnel *t, const struct session *s,
+	       const struct l2tp_result *why)
+{
+	struct usl_list *pos;
+	json_object *ev = NULL;
+	struct timespec ts;
+	char a[64];
+
+	usl_list_foreach(pos, &conns) {
+		struct ctl_conn *c = usl_container_of(pos, struct ctl_conn, link);
+		json_object *o;
+
+		if (!c->monitor || c->closing)
+			continue;
+		if (ev == NULL) {
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ev = json_object_new_object();
+			json_add_str(ev, "event", event);
+			json_add_int(ev, "tunnel_id", t->id);
+			if (s != NULL)
+				json_add_int(ev, "session_id", s->id);
+			sockaddr_str((const struct sockaddr *)&t->remote, a, sizeof(a));
+			json_add_str(ev, "peer", a);
+			json_object_object_add(ev, "time",
+				json_object_new_double(ts.tv_sec + ts.tv_nsec / 1e9));
+			if (why != NULL)
+				json_object_object_add(ev, "result", result_json(why, s == NULL));
+		}
+		o = json_object_new_object();
+		json_add_int(o, "id", c->monitor_id);
+		json_object_object_add(o, "event", json_object_get(ev));
+		conn_write_json(c, o);
+		json_object_put(o);
+		if (evbuffer_get_length(bufferevent_get_output(c->bev)) > CTL_MAX_OUTPUT) {
+			log_warnx("control: monitor client too slow, disconnecting it");
+			c->closing = true;
+		}
+	}
+	if (ev != NULL)
+		json_object_put(ev);
+}
+
+/* ---- argument helpers --------------------------------------------------- */
+
+struct argerr {
+	char msg[256];
+};
+
+static const char *arg_str(json_object *args, const char *k)
+{
+	json_object *v;
+
+	if (args == NULL || !json_object_object_get_ex(args, k, &v) || v == NULL)
+		return NULL;
+	return json_object_get_string(v);
+}
+
+/* u32 argument: *out untouched and true when absent; false (msg set) when bad. */
+static bool arg_u32(json_object *args, const char *k, uint32_t *out, struct argerr *e)
+{
+	json_object *v;
+	int64_t n;
+
+	if (args == NULL || !json_object_object_get_ex(args, k, &v) || v == NULL)
+		return true;
+	errno = 0;
+	n = json_object_get_int64(v);
+	if ((!json_object_is_type(v, json_type_int) && !json_object_is_type(v, json_type_string)) ||
+	    errno != 0 || n < 0 || n > UINT32_MAX ||
+	    (json_object_is_type(v, json_type_string) && n == 0 && strcmp(json_object_get_string(v), "0"))) {
+		snprintf(e->msg, sizeof(e->msg), "'%s' must be an unsigned 32-bit integer", k);
+		return false;
+	}
+	*out = (uint32_t)n;
+	return true;
+}
+
+static bool arg_bool(json_object *args, const char *k, bool dflt)
+{
+	json_object *v;
+
+	if (args == NULL || !json_object_object_get_ex(args, k, &v) || v == NULL)
+		return dflt;
+	return json_object_get_boolean(v);
+}
+
+static bool arg_check_known(json_object *args, const char *const *known, struct argerr *e)
+{
+	if (args == NULL)
+		return true;
+	if (!json_object_is_type(args, json_type_object)) {
+		snprintf(e->msg, sizeof(e->msg), "'args' must be an object");
+		return false;
+	}
+	json_object_object_foreach(args, key, val) {
+		const char *const *k;
+
+		(void)val;
+		for (k = known; *k != NULL; k++)
+			if (strcmp(*k, key) == 0)
+				break;
+		if (*k == NULL) {
+			snprintf(e->msg, sizeof(e->msg), "unknown argument '%s'", key);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* The tunnel named by tunnel_id (or "tunnel"/"name"), or an error reply. */
+static struct tunnel *arg_tunnel(struct ctl_conn *c, int64_t id, json_object *args,
+				 const char *idkey, const char *namekey)
+{
+	struct argerr e;
+	uint32_t tid = 0;
+	const char *name = arg_str(args, namekey);
+	struct tunnel *t;
+
+	if (!arg_u32(args, idkey, &tid, &e)) {
+		conn_reply(c, id, CTL_E_INVALID, e.msg, NULL);
+		return NULL;
+	}
+	if (tid == 0 && name == NULL) {
+		snprintf(e.msg, sizeof(e.msg), "missing argument '%s' (or '%s')", idkey, namekey);
+		conn_reply(c, id, CTL_E_INVALID, e.msg, NULL);
+		return NULL;
+	}
+	t = tid ? tunnel_find(tid) : tunnel_find_name(name);
+	if (t == NULL) {
+		if (tid)
+			snprintf(e.msg, sizeof(e.msg), "no tunnel with id %u", tid);
+		else
+			snprintf(e.msg, sizeof(e.msg), "no tunnel named '%s'", name);
+		conn_reply(c, id, CTL_E_NOT_FOUND, e.msg, NULL);
+	}
+	return t;
+}
+
+static struct session *arg_session(struct ctl_conn *c, int64_t id, json_object *args)
+{
+	struct argerr e;
+	uint32_t sid = 0;
+	const char *name = arg_str(args, "name");
+	struct session *s;
+
+	if (!arg_u32(args, "session_id", &sid, &e)) {
+		conn_reply(c, id, CTL_E_INVALID, e.msg, NULL);
+		return NULL;
+	}
+	if (sid == 0 && name == NULL) {
+		conn_reply(c, id, CTL_E_INVALID, "missing argument 'session_id' (or 'name')", NULL);
+		return NULL;
+	}
+	s = sid ? session_find(sid) : session_find_name(name);
+	if (s == NULL) {
+		if (sid)
+			snprintf(e.msg, sizeof(e.msg), "no session with id %u", sid);
+		else
+			snprintf(e.msg, sizeof(e.msg), "no session named '%s'", name);
+		conn_reply(c, id, CTL_E_NOT_FOUND, e.msg, NULL);
+	}
+	return s;
+}
+
+/* ---- tunnel commands ---------------------------------------------------- */
+
+/* Applies the per-request overrides of `tunnel create` to a profile copy. */
+static bool tunnel_args_apply(json_object *args, struct tunnel_profile *p, struct argerr *e)
+{
+	const char *v;
+	uint32_t hello = UINT32_MAX;
+
+	if ((v = arg_str(args, "encap")) != NULL) {
+		if (strcmp(v, "udp") && strcmp(v, "ip")) {
+			snprintf(e->msg, sizeof(e->msg), "bad value '%s' for 'encap' (valid: udp, ip)", v);
+			return false;
+		}
+		p->encap = strcmp(v, "ip") == 0 ? L2TP_ENCAP_IP : L2TP_ENCAP_UDP;
+	}
+	if ((v = arg_str(args, "digest")) != NULL) {
+		if (!strcmp(v, "none"))
+			p->digest = CFG_DIGEST_NONE;
+		else if (!strcmp(v, "md5"))
+			p->digest = CFG_DIGEST_MD5;
+		else if (!strcmp(v, "sha1"))
+			p->digest = CFG_DIGEST_SHA1;
+		else {
+			snprintf(e->msg, sizeof(e->msg), "bad value '%s' for 'digest' (valid: none, md5, sha1)", v);
+			return false;
+		}
+	}
+	if ((v = arg_str(args, "udp_src_port")) != NULL) {
+		if (strcmp(v, "1701") && strcmp(v, "ephemeral")) {
+			snprintf(e->msg, sizeof(e->msg), "bad value '%s' for 'udp_src_port' (valid: 1701, ephemeral)", v);
+			return false;
+		}
+		p->udp_src_port = strcmp(v, "1701") == 0 ? CFG_SPORT_1701 : CFG_SPORT_EPHEMERAL;
+	}
+	if (!arg_u32(args, "hello_interval", &hello, e))
+		return false;
+	if (hello != UINT32_MAX)
+		p->hello_interval_ms = hello * 1000;
+	return true;
+}
+
+static void h_tunnel_create(struct ctl_conn *c, int64_t id, json_object *args)
+{
+	static const char *const known[] = { "peer", "local", "encap", "profile", "name", "secret",
+		"digest", "hello_interval", "udp_src_port", "wait", NULL };
+	const char *peer = arg_str(args, "peer"), *local = arg_str(args, "local");
+	const char *pname = arg_str(args, "profile"), *secret = arg_str(args, "secret");
+	const struct tunnel_profile *tp;
+	struct tunnel_profile prof;
+	struct cfg_addr pa, la = { .len = 0 };
+	enum ctl_status st;
+	struct argerr e;
+	struct tunnel *t;
+	char err[256];
+
+	la.ss.ss_family = AF_UNSPEC;
+	if (!arg_check_known(args, known, &e))
+		return conn_reply(c, id, CTL_E_INVALID, e.msg, NULL);
+	if (peer == NULL)
+		return conn_reply(c, id, CTL_E_INVALID, "missing argument 'peer'", NULL);
+	if (!config_parse_addr(peer, l2tpd.conf->udp_port, &pa)) {
+		snprintf(err, sizeof(err), "bad address '%s' for 'peer'", peer);
+		return conn_reply(c, id, CTL_E_INVALID, err, NULL);
+	}
+	if (local != NULL && !config_parse_addr(local, 0, &la)) {
+		snprintf(err, sizeof(err), "bad address '%s' for 'local'", local);
+		return conn_reply(c, id, CTL_E_INVALID, err, NULL);
+	}
+	tp = config_tunnel_profile(l2tpd.conf, pname ? pname : "default");
+	if (tp == NULL) {
+		snprintf(err, sizeof(err), "no tunnel profile named '%s'", pname);
+		return conn_reply(c, id, CTL_E_NOT_FOUND, err, NULL);
+	}
+	prof = *tp;
+	if (!tunnel_args_apply(args, &prof, &e))
+		return conn_reply(c, id, CTL_E_INVALID, e.msg, NULL);
+	if (prof.digest != CFG_DIGEST_NONE && !(secret && secret[0]) && !prof.secret[0] &&
+	    !l2tpd.conf->secret[0])
+		return conn_reply(c, id, CTL_E_INVALID, "digest authentication needs a 'secret'", NULL);
+	t = tunnel_connect(&pa, &la, &prof, arg_str(args, "name"), secret, ORIGIN_CLI, &st,
+			   err, sizeof(err));
+	if (t == NULL)
+		return conn_reply(c, id, st, err, NULL);
+	if (!arg_bool(args, "wait", true))
+		return conn_reply(c, id, CTL_OK, NULL, tunnel_json(t, false));
+	struct ctl_req *r = req_park(c, id);
+	if (r == NULL)
+		return conn_reply(c, id, CTL_E_INTERNAL, "out of memory", NULL);
+	tunnel_add_waiter(t, r);
+}
+
+static void h_tunnel_delete(struct ctl_conn *c, int64_t id, json_object *args)
+{
+	static const char *const known[] = { "tunnel_id", "name", "result", NULL };
+	uint32_t result = L2TP_STOPCCN_NORMAL;
+	struct argerr e;
+	struct tunnel *t;
+
+	if (!arg_check_known(args, known, &e) || !arg_u32(args, "result", &result, &e))
+		return conn_reply(c, id, CTL_E_INVALID, e.msg, NULL);
+	if (result == 0 || result > 0xffff)
+		return conn_reply(c, id, CTL_E_INVALID, "'result' must be 1..65535", NULL);
+	if ((t = arg_tunnel(c, id, args, "tunnel_id", "name")) == NULL)
+		return;
+	tunnel_delete(t, (uint16_t)result, "deleted by operator");
+	conn_reply(c, id, CTL_OK, NULL, json_object_new_object());
+}
+
+static void h_tunnel_show(struct ctl_conn *c, int64_t id, json_object *args)
+{
+	static const char *const known[] = { "tunnel_id", "name", NULL };
+	struct argerr e;
+	struct tunnel *t;
+
+	if (!arg_check_known(args, known, &e))
+		return conn_reply(c, id, CTL_E_INVALID, e.msg, NULL);
+	if ((t = arg_tunnel(c, id, args, "tunnel_id", "name")) != NULL)
+		conn_reply(c, id, CTL_OK, NULL, tunnel_json(t, true));
+}
+
+static void h_tunnel_list(struct ctl_conn *c, int64_t id, json_object *args)
+{
+	json_object *arr = json_object_new_array(), *o = json_object_new_object();
+	struct usl_rb_node *n;
+
+	(void)args;
+	for (n = usl_rb_first(&l2tpd.tunnel_order); n != NULL; n = usl_rb_next(n))
+		json_object_array_add(arr, tunnel_json(usl_rb_entry(n, struct tunnel, by_order), false));
+	json_object_object_add(o, "tunnels", arr);
+	conn_reply(c, id, CTL_OK, NULL, o);
+}
+
+/* ---- session commands --------------------------------------------------- */
+
+static bool session_args_apply(json_object *args, struct session_profile *p, struct argerr *e)
+{
+	const char *v;
+	uint32_t cookie = UINT32_MAX;
+	int n;
+
+	if ((v = arg_str(args, "pw_type")) != NULL) {
+		if ((n = config_pw_type_parse(v)) < 0) {
+			snprintf(e->msg, sizeof(e->msg), "bad value '%s' for 'pw_type' (valid: eth, eth_vlan, ppp)", v);
+			return false;
+		}
+		p->pw_type = (uint16_t)n;
+	}
+	if (!arg_u32(args, "cookie_len", &cookie, e))
+		return false;
+	if (cookie != UINT32_MAX) {
+		if (cookie != 0 && cookie != 4 && cookie != 8) {
+			snprintf(e->msg, sizeof(e->msg), "'cookie_len' must be 0, 4 or 8");
+			return false;
+		}
+		p->cookie_len = (uint8_t)cookie;
+	}
+	if ((v = arg_str(args, "l2spec")) != NULL) {
+		if (strcmp(v, "none") && strcmp(v, "default")) {
+			snprintf(e->msg, sizeof(e->msg), "bad value '%s' for 'l2spec' (valid: none, default)", v);
+			return false;
+		}
+		p->l2spec = strcmp(v, "default") == 0;
+	}
+	if ((v = arg_str(args, "data_seq")) != NULL) {
+		if ((n = config_data_seq_parse(v)) < 0) {
+			snprintf(e->msg, sizeof(e->msg), "bad value '%s' for 'data_seq' (valid: none, non-ip, all)", v);
+			return false;
+		}
+		p->data_seq = (uint16_t)n;
+	}
+	if ((v = arg_str(args, "ifname")) != NULL) {
+		if (strlen(v) == 0 || strlen(v) >= 16) {
+			snprintf(e->msg, sizeof(e->msg), "'ifname' must be 1 to 15 characters");
+			return false;
+		}
+		snprintf(p->ifname, sizeof(p->ifname), "%s", v);
+	}
+	return true;
+}
+
+static void h_session_create(struct ctl_conn *c, int64_t id, json_object *args)
+{
+	static const char *const known[] = { "tunnel_id", "tunnel", "profile", "name", "pw_type",
+		"cookie_len", "l2spec", "data_seq", "ifname", "remote_end_id", "wait", NULL };
+	const char *pname = arg_str(args, "profile");
+	const struct session_profile *sp;
+	struct session_profile prof;
+	enum ctl_status st;
+	struct argerr e;
+	struct tunnel *t;
+	struct session *s;
+	char err[256];
+
+	if (!arg_check_known(args, known, &e))
+		return conn_reply(c, id, CTL_E_INVALID, e.msg, NULL);
+	if ((t = arg_tunnel(c, id, args, "tunnel_id", "tunnel")) == NULL)
+		return;
+	sp = config_session_profile(l2tpd.conf, pname ? pname : "default");
+	if (sp == NULL) {
+		snprintf(err, sizeof(err), "no session profile named '%s'", pname);
+		return conn_reply(c, id, CTL_E_NOT_FOUND, err, NULL);
+	}
+	prof = *sp;
+	if (!session_args_apply(args, &prof, &e))
+		return conn_reply(c, id, CTL_E_INVALID, e.msg, NULL);
+	s = session_open(t, &prof, arg_str(args, "name"), arg_str(args, "remote_end_id"),
+			 ORIGIN_CLI, &st, err, sizeof(err));
+	if (s == NULL)
+		return conn_reply(c, id, st, err, NULL);
+	if (!arg_bool(args, "wait", true))
+		return conn_reply(c, id, CTL_OK, NULL, session_json(s, false));
+	struct ctl_req *r = req_park(c, id);
+	if (r == NULL)
+		return conn_reply(c, id, CTL_E_INTERNAL, "out of memory", NULL);
+	session_add_waiter(s, r);
+}
+
+static void h_session_delete(struct ctl_conn *c, int64_t id, json_object *args)
+{
+	static const char *const known[] = { "session_id", "name", "result", NULL };
+	uint32_t result = L2TP_CDN_ADMIN;
+	struct argerr e;
+	struct session *s;
+
+	if (!arg_check_known(args, known, &e) || !arg_u32(args, "result", &result, &e))
+		return conn_reply(c, id, CTL_E_INVALID, e.msg, NULL);
+	if (result == 0 || result > 0xffff)
+		return conn_reply(c, id, CTL_E_INVALID, "'result' must be 1..65535", NULL);
+	if ((s = arg_session(c, id, args)) == NULL)
+		return;
+	session_delete(s, (uint16_t)result, "deleted by operator");
+	conn_reply(c, id, CTL_OK, NULL, json_object_new_object());
+}
+
+static void h_session_show(struct ctl_conn *c, int64_t id, json_object *args)
+{
+	static const char *const known[] = { "session_id", "name", NULL };
+	struct argerr e;
+	struct session *s;
+
+	if (!arg_check_known(args, known, &e))
+		return conn_reply(c, id, CTL_E_INVALID, e.msg, NULL);
+	if ((s = arg_session(c, id, args)) != NULL)
+		conn_reply(c, id, CTL_OK, NULL, session_json(s, true));
+}
+
+static void add_tunnel_sessions(json_object *arr, const struct tunnel *t)
+{
+	const struct usl_list *pos;
+
+	usl_list_foreach(pos, &t->sessions)
+		json_object_array_add(arr, session_json(usl_container_of(pos, struct session,
+									  tunnel_link), false));
+}
+
+static void h_session_list(struct ctl_conn *c, int64_t id, json_object *args)
+{
+	static const char *const known[] = { "tunnel_id", NULL };
+	json_object *arr, *o;
+	struct usl_rb_node *n;
+	struct argerr e;
+	uint32_t tid = 0;
+
+	if (!arg_check_known(args, known, &e) || !arg_u32(args, "tunnel_id", &tid, &e))
+		return conn_reply(c, id, CTL_E_INVALID, e.msg, NULL);
+	if (tid && tunnel_find(tid) == NULL) {
+		snprintf(e.msg, sizeof(e.msg), "no tunnel with id %u", tid);
+		return conn_reply(c, id, CTL_E_NOT_FOUND, e.msg, NULL);
+	}
+	arr = json_object_new_array();
+	if (tid) {
+		add_tunnel_sessions(arr, tunnel_find(tid));
+	} else {
+		for (n = usl_rb_first(&l2tpd.tunnel_order); n != NULL; n = usl_rb_next(n))
+			add_tunnel_sessions(arr, usl_rb_entry(n, struct tunnel, by_order));
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "sessions", arr);
+	conn_reply(c, id, CTL_OK, NULL, o);
+}
+
+/* ---- daemon commands ---------------------------------------------------- */
+
+static void h_show_daemon(struct ctl_conn *c, int64_t id, json_object *args)
+{
+	json_object *o = json_object_new_object();
+	usl_time up = usl_time_sub(usl_timerset_now(l2tpd.timers), l2tpd.started);
+
+	(void)args;
+	json_add_str(o, "version", PACKAGE_VERSION);
+	json_add_int(o, "pid", getpid());
+	json_add_int(o, "uptime", usl_time_to_ms(up) / 1000);
+	json_add_str(o, "event_loop", usl_loop_backend(l2tpd.loop));
+	json_add_str(o, "dataplane", l2tpd.dp->name);
+	json_add_str(o, "hostname", l2tpd.hostname);
+	json_add_str(o, "router_id", router_id_str(l2tpd.router_id));
+	json_add_str(o, "config", l2tpd.conf_path ? l2tpd.conf_path : "");
+	json_add_int(o, "tunnels", l2tpd.n_tunnels);
+	json_add_int(o, "tunnels_established", l2tpd.n_tunnels_up);
+	json_add_int(o, "sessions", l2tpd.n_sessions);
+	json_add_int(o, "sessions_established", l2tpd.n_sessions_up);
+	json_add_int(o, "peers", (int64_t)usl_hash_count(&l2tpd.peers));
+	json_object_object_add(o, "config_id", json_object_new_boolean(l2tpd.conf->snmp_config_id));
+	conn_reply(c, id, CTL_OK, NULL, o);
+}
+
+static void h_stats(struct ctl_conn *c, int64_t id, json_object *args)
+{
+	static const char *const known[] = { "tunnel_id", NULL };
+	json_object *o, *g;
+	struct argerr e;
+	uint32_t tid = 0;
+	struct tunnel *t = NULL;
+
+	if (!arg_check_known(args, known, &e) || !arg_u32(args, "tunnel_id", &tid, &e))
+		return conn_reply(c, id, CTL_E_INVALID, e.msg, NULL);
+	if (tid && (t = tunnel_find(tid)) == NULL) {
+		snprintf(e.msg, sizeof(e.msg), "no tunnel with id %u", tid);
+		return conn_reply(c, id, CTL_E_NOT_FOUND, e.msg, NULL);
+	}
+	o = json_object_new_object();
+	g = json_object_new_object();
+	json_object_object_add(g, "msgs_in", msg_type_counts_json(l2tpd.stats.rx_msgs));
+	json_object_object_add(g, "msgs_out", msg_type_counts_json(l2tpd.stats.tx_msgs));
+	json_add_int(g, "retransmits", (int64_t)l2tpd.stats.retransmits);
+	json_object_object_add(g, "drops", drop_counts_json(l2tpd.stats.drops));
+	json_add_int(g, "ctl_requests", (int64_t)l2tpd.stats.ctl_requests);
+	json_add_int(g, "rx_datagrams", (int64_t)l2tpd.stats.rx_datagrams);
+	json_add_int(g, "tx_datagrams", (int64_t)l2tpd.stats.tx_datagrams);
+	json_add_int(g, "tx_errors", (int64_t)l2tpd.stats.tx_errors);
+	json_object_object_add(o, "global", g);
+	if (t != NULL) {
+		json_object *tj = tunnel_json(t, true), *cnt;
+		if (json_object_object_get_ex(tj, "counters", &cnt))
+			json_object_object_add(o, "tunnel", json_object_get(cnt));
+		json_object_put(tj);
+	}
+	conn_reply(c, id, CTL_OK, NULL, o);
+}
+
+static void h_reload(struct ctl_conn *c, int64_t id, json_object *args)
+{
+	json_object *summary = NULL;
+	char err[512];
+
+	(void)args;
+	if (l2tpd_reload(&summary, err, sizeof(err)) < 0)
+		return conn_reply(c, id, CTL_E_CONFIG, err, NULL);
+	conn_reply(c, id, CTL_OK, NULL, summary);
+}
+
+static void h_monitor(struct ctl_conn *c, int64_t id, json_object *args)
+{
+	json_object *o = json_object_new_object();
+
+	(void)args;
+	json_object_object_add(o, "monitoring", json_object_new_boolean(1));
+	c->monitor = true;
+	c->monitor_id = id;
+	conn_reply(c, id, CTL_OK, NULL, o);
+}
+
+static const struct {
+	const char *cmd;
+	ctl_handler fn;
+} handlers[] = {
+	{ "tunnel create", h_tunnel_create },
+	{ "tunnel delete", h_tunnel_delete },
+	{ "tunnel show", h_tunnel_show },
+	{ "tunnel list", h_tunnel_list },
+	{ "session create", h_session_create },
+	{ "session delete", h_session_delete },
+	{ "session show", h_session_show },
+	{ "session list", h_session_list },
+	{ "show daemon", h_show_daemon },
+	{ "stats", h_stats },
+	{ "reload", h_reload },
+	{ "monitor", h_monitor },
+};
+
+/* ---- connections -------------------------------------------------------- */
+
+static void conn_dispatch(struct ctl_conn *c, const char *line, size_t len)
+{
+	json_tokener *tok = json_tokener_new();
+	json_object *req = json_tokener_parse_ex(tok, line, (int)len), *v, *args = NULL;
+	const char *cmd = NULL;
+	int64_t id = 0;
+
+	json_tokener_free(tok);
+	l2tpd.stats.ctl_requests++;
+	if (req == NULL || !json_object_is_type(req, json_type_object)) {
+		conn_reply(c, 0, CTL_E_INVALID, "request is not a JSON object", NULL);
+		goto out;
+	}
+	if (json_object_object_get_ex(req, "id", &v))
+		id = json_object_get_int64(v);
+	if (json_object_object_get_ex(req, "cmd", &v))
+		cmd = json_object_get_string(v);
+	json_object_object_get_ex(req, "args", &args);
+	if (cmd == NULL) {
+		conn_reply(c, id, CTL_E_INVALID, "missing 'cmd'", NULL);
+		goto out;
+	}
+	for (size_t i = 0; i < sizeof(handlers) / sizeof(handlers[0]); i++) {
+		if (strcmp(handlers[i].cmd, cmd) == 0) {
+			handlers[i].fn(c, id, args);
+			goto out;
+		}
+	}
+	char err[128];
+	snprintf(err, sizeof(err), "unknown command '%.64s'", cmd);
+	conn_reply(c, id, CTL_E_INVALID, err, NULL);
+out:
+	if (req != NULL)
+		json_object_put(req);
+}
+
+static void conn_free(struct ctl_conn *c)
+{
+	struct usl_list *pos, *tmp;
+
+	/* parked requests stay on their objects, detached from the client */
+	usl_list_foreach_safe(pos, tmp, &c->reqs) {
+		struct ctl_req *r = usl_container_of(pos, struct ctl_req, conn_link);
+		usl_list_del(&r->conn_link);
+		r->conn = NULL;
+	}
+	usl_list_del(&c->link);
+	bufferevent_free(c->bev);
+	free(c);
+}
+
+static void conn_read(struct bufferevent *bev, void *arg)
+{
+	struct ctl_conn *c = arg;
+	struct evbuffer *in = bufferevent_get_input(bev);
+	size_t len;
+	char *line;
+
+	while (!c->closing && (line = evbuffer_readln(in, &len, EVBUFFER_EOL_LF)) != NULL) {
+		if (len > 0)
+			conn_dispatch(c, line, len);
+		free(line);
+	}
+	if (evbuffer_get_length(in) > CTL_MAX_LINE) {
+		conn_reply(c, 0, CTL_E_INVALID, "request line too long", NULL);
+		c->closing = true;
+	}
+	if (c->closing && evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+		conn_free(c);
+}
+
+static void conn_write(struct bufferevent *bev, void *arg)
+{
+	struct ctl_conn *c = arg;
+
+	(void)bev;
+	if (c->closing)
+		conn_free(c);
+}
+
+static void conn_event(struct bufferevent *bev, short what, void *arg)
+{
+	(void)bev;
+	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))
+		conn_free(arg);
+}
+
+static void ctl_accept(int fd, short what, void *arg)
+{
+	struct ctl_conn *c;
+	int cfd;
+
+	(void)what;
+	(void)arg;
+	cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (cfd < 0) {
+		if (errno != EAGAIN && errno != EINTR)
+			log_warn("control: accept");
+		return;
+	}
+	c = calloc(1, sizeof(*c));
+	if (c == NULL || (c->bev = bufferevent_socket_new(usl_loop_base(l2tpd.loop), cfd,
+							    BEV_OPT_CLOSE_ON_FREE)) == NULL) {
+		free(c);
+		close(cfd);
+		return;
+	}
+	usl_list_init(&c->reqs);
+	usl_list_add_tail(&conns, &c->link);
+	bufferevent_setcb(c->bev, conn_read, conn_write, conn_event, c);
+	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+}
+
+/* A socket file that nobody answers on is stale (a crashed daemon): remove it. */
+static int ctl_claim_path(const struct sockaddr_un *sun, char *err, size_t errlen)
+{
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd >= 0 && connect(fd, (const struct sockaddr *)sun, sizeof(*sun)) == 0) {
+		close(fd);
+		snprintf(err, errlen, "control socket %s is in use: is another l2tpv3d running?",
+			 sun->sun_path);
+		return -1;
+	}
+	if (fd >= 0)
+		close(fd);
+	unlink(sun->sun_path);
+	return 0;
+}
+
+static void mkdir_parent(const char *path)
+{
+	char dir[sizeof(ctl_path)];
+	char *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash != NULL && slash != dir) {
+		*slash = '\0';
+		mkdir(dir, 0755);
+	}
+}
+
+int ctl_init(const struct l2tpd_config *c, char *err, size_t errlen)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	mode_t old;
+
+	if (strlen(c->ctl_socket) >= sizeof(sun.sun_path)) {
+		snprintf(err, errlen, "ctl_socket path too long: %s", c->ctl_socket);
+		return -1;
+	}
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", c->ctl_socket);
+	mkdir_parent(sun.sun_path);
+	if (ctl_claim_path(&sun, err, errlen) < 0)
+		return -1;
+	ctl_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	old = umask(0117);
+	if (ctl_fd < 0 || bind(ctl_fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 ||
+	    listen(ctl_fd, 128) < 0) {
+		umask(old);
+		snprintf(err, errlen, "control socket %s: %s", sun.sun_path, strerror(errno));
+		return -1;
+	}
+	umask(old);
+	snprintf(ctl_path, sizeof(ctl_path), "%s", sun.sun_path);
+	chmod(ctl_path, 0660);
+	if (c->ctl_group[0]) {
+		struct group *g = getgrnam(c->ctl_group);
+		if (g == NULL || chown(ctl_path, (uid_t)-1, g->gr_gid) < 0) {
+			snprintf(err, errlen, "ctl_group '%s': %s", c->ctl_group,
+				 g == NULL ? "no such group" : strerror(errno));
+			return -1;
+		}
+	}
+	ctl_ev = usl_fd_add(l2tpd.loop, ctl_fd, USL_READ, ctl_accept, NULL);
+	return ctl_ev ? 0 : -1;
+}
+
+void ctl_shutdown(void)
+{
+	while (!usl_list_empty(&conns))
+		conn_free(usl_container_of(conns.next, struct ctl_conn, link));
+	if (ctl_ev != NULL)
+		usl_fd_del(ctl_ev);
+	if (ctl_fd >= 0) {
+		close(ctl_fd);
+		unlink(ctl_path);
+	}
+	ctl_fd = -1;
+	ctl_ev = NULL;
+}

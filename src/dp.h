@@ -1,0 +1,47 @@
+/*
+ * src/dp.h - the data plane interface.
+ *
+ * The protocol engine asks for kernel objects through these ops; creates
+ * are asynchronous: an op returns 0 when the request is on its way and the
+ * data plane later calls tunnel_dp_done() / session_dp_done() (it may do
+ * so from inside the op).  A failure rolls the protocol state back
+ * (StopCCN/CDN with a result code to the peer, an error to the CLI).
+ *
+ *   null   - records what it would program; for control-plane-only hosts,
+ *            tests and benchmarks on kernels without L2TP.
+ *   kernel - the Linux l2tp generic netlink family (libmnl).
+ */
+#ifndef L2TPD_DP_H
+#define L2TPD_DP_H
+
+#include <stdint.h>
+#include <json-c/json.h>
+
+struct tunnel;
+struct session;
+
+struct dp_session_stats {
+	uint64_t tx_packets, tx_bytes, tx_errors;
+	uint64_t rx_packets, rx_bytes, rx_errors;
+	uint64_t rx_seq_discards, rx_oos_packets, rx_cookie_discards;
+};
+
+struct dp_ops {
+	const char *name;
+	int (*init)(char *err, size_t errlen);
+	void (*shutdown)(void);
+	int (*tunnel_create)(struct tunnel *t);
+	void (*tunnel_delete)(struct tunnel *t);
+	int (*session_create)(struct session *s);
+	void (*session_delete)(struct session *s);
+	/* Current counters; -1 with errno when unavailable. */
+	int (*session_stats)(const struct session *s, struct dp_session_stats *st);
+	/* What is programmed for this object (for `show`), or NULL. */
+	json_object *(*describe)(const struct tunnel *t, const struct session *s);
+};
+
+extern const struct dp_ops dp_null_ops;
+/* The data plane named name ("null", "kernel"), or NULL. */
+const struct dp_ops *dp_find(const char *name);
+
+#endif

@@ -1,0 +1,254 @@
+/*
+ * src/l2tpv3d.h - the daemon's objects and the prototypes of its modules,
+ * grouped per file (bgpd style).
+ *
+ * One process, one thread, one libevent loop.  Peers, tunnels and sessions
+ * are found through hash indexes; the protocol itself lives in src/proto
+ * (struct l2tp_cc / l2tp_sess), this layer owns sockets, indexes, the data
+ * plane, the control socket and the config.
+ */
+#ifndef L2TPD_H
+#define L2TPD_H
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <json-c/json.h>
+
+#include "usl/hash.h"
+#include "usl/list.h"
+#include "usl/loop.h"
+#include "usl/rbtree.h"
+#include "usl/timer.h"
+#include "proto/cc.h"
+#include "proto/msg.h"
+#include "proto/sess.h"
+#include "config.h"
+#include "ctl_proto.h"
+#include "idalloc.h"
+
+struct ctl_req;
+struct dp_ops;
+
+/* Where an object came from: shown by `tunnel list`, decides reload behaviour. */
+enum origin { ORIGIN_CLI, ORIGIN_CONFIG, ORIGIN_PEER };
+const char *origin_name(enum origin o);
+
+/* Global counters (per tunnel ones live in the engine). */
+struct l2tpd_stats {
+	uint64_t rx_msgs[L2TP_MSG_TYPE_MAX + 1];
+	uint64_t tx_msgs[L2TP_MSG_TYPE_MAX + 1];
+	uint64_t retransmits;
+	uint64_t drops[L2TP_DROP__COUNT];	/* includes drops before a tunnel is found */
+	uint64_t ctl_requests;
+	uint64_t rx_datagrams, tx_datagrams, tx_errors;
+};
+
+/* A remote LCCE: found by (family, address, port 0) in the peer hash. */
+struct peer {
+	struct usl_hnode hnode;			/* l2tpd.peers */
+	struct sockaddr_storage addr;		/* port zeroed: identity is the address */
+	struct usl_list tunnels;		/* struct tunnel.peer_link */
+	unsigned n_tunnels;
+	struct usl_list connecting;		/* our tunnels in wait-ctl-reply (tie breaks) */
+	struct idalloc config_ids;		/* lowest free config_id, when enabled */
+};
+
+struct tunnel {
+	struct usl_hnode by_id;			/* l2tpd.tunnels: local CCID */
+	struct usl_hnode by_peer_ccid;		/* l2tpd.tunnels_by_peer: (peer, peer CCID) */
+	struct usl_hnode by_name;		/* l2tpd.tunnels_by_name, when named */
+	bool name_indexed;
+	bool in_peer_ccid_index;
+	struct usl_rb_node by_order;		/* l2tpd.tunnel_order: ordered walks (list, SNMP) */
+	struct usl_list peer_link;
+	struct peer *peer;
+	struct l2tp_cc *cc;
+	uint32_t id;				/* local CCID */
+	uint32_t config_id;			/* 0 when snmp_config_id is off */
+	char name[CFG_NAME_MAX];
+	char profile[CFG_NAME_MAX];
+	char session_profile[CFG_NAME_MAX];	/* for sessions the peer opens */
+	enum origin origin;
+	struct tunnel_profile prof;		/* resolved copy: a reload never changes a live tunnel */
+	char secret[CFG_SECRET_MAX];
+
+	/* transport */
+	int fd;
+	struct usl_fd *ev;
+	struct sockaddr_storage local, remote;
+	socklen_t local_len, remote_len;
+	bool connected;				/* connect()ed to the peer's reply port */
+	enum l2tp_encap encap;
+
+	usl_time created, established;
+	struct usl_list waiters;		/* struct ctl_req waiting for up/down */
+	struct usl_list sessions;		/* struct session.tunnel_link */
+	unsigned n_sessions;
+	void *dp_priv;				/* the data plane's state */
+	bool up;				/* announced established (dp up too) */
+	bool closing;				/* deleted by operator or shutdown */
+	struct usl_list connecting_link;	/* peer->connecting while in wait-ctl-reply */
+	bool reconnect;				/* tie-break restart: connect again when closed */
+};
+
+struct session {
+	struct usl_hnode by_id;			/* l2tpd.sessions: local session ID */
+	struct usl_hnode by_name;		/* l2tpd.sessions_by_name, when named */
+	bool named;
+	struct usl_list tunnel_link;
+	struct tunnel *tunnel;
+	struct l2tp_sess *sess;			/* NULL once the engine freed it */
+	uint32_t id;
+	char name[CFG_NAME_MAX];
+	char profile[CFG_NAME_MAX];
+	enum origin origin;
+	struct session_profile prof;
+	char ifname[CFG_NAME_MAX];		/* data plane interface, once known */
+	usl_time created, established;
+	struct usl_list waiters;
+	bool up;
+	void *dp_priv;
+	uint64_t dp_handle;			/* data plane object handle (kernel: ifindex) */
+};
+
+/* The daemon's one global state. */
+struct l2tpd {
+	struct l2tpd_config *conf;
+	const char *conf_path;
+	struct usl_loop *loop;
+	struct usl_timerset *timers;
+	const struct dp_ops *dp;
+	void *dp_state;
+
+	struct usl_hash peers;
+	struct usl_hash tunnels;		/* by local CCID */
+	struct usl_hash tunnels_by_peer;	/* by (peer address, peer CCID) */
+	struct usl_hash tunnels_by_name;
+	struct usl_rb_root tunnel_order;	/* by local CCID */
+	struct usl_hash sessions;		/* by local session ID (host-unique) */
+	struct usl_hash sessions_by_name;
+	unsigned n_tunnels, n_sessions, n_half_open;
+	unsigned n_tunnels_up, n_sessions_up;
+
+	uint32_t router_id;
+	char hostname[CFG_NAME_MAX];
+	usl_time started;
+	struct l2tpd_stats stats;
+	bool shutting_down;
+	bool foreground;
+	int exit_code;
+};
+
+extern struct l2tpd l2tpd;
+
+/* main.c */
+void l2tpd_shutdown_done_check(void);
+/* Re-reads the config file and applies the difference; -1 keeps the old one. */
+int l2tpd_reload(json_object **summary, char *err, size_t errlen);
+
+/* util.c */
+uint32_t random_u32_nonzero(void);
+void random_bytes(void *buf, size_t len);
+int sockaddr_str(const struct sockaddr *sa, char *buf, size_t len);	/* "a:p" / "[v6]:p" */
+const char *sockaddr_ntop(const struct sockaddr *sa);			/* static buffer */
+uint16_t sockaddr_port(const struct sockaddr *sa);
+void sockaddr_set_port(struct sockaddr *sa, uint16_t port);
+socklen_t sockaddr_len(const struct sockaddr *sa);
+bool sockaddr_eq_addr(const struct sockaddr *a, const struct sockaddr *b);
+uint32_t sockaddr_hash_addr(const struct sockaddr *sa);
+const char *router_id_str(uint32_t id);					/* static buffer */
+uint32_t router_id_derive(const struct l2tpd_config *c);
+void json_add_str(json_object *o, const char *k, const char *v);
+void json_add_int(json_object *o, const char *k, int64_t v);
+
+/* sdnotify.c */
+void sd_notifyf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* peer.c */
+int peer_init(void);
+struct peer *peer_get(const struct sockaddr *addr);	/* find or create */
+void peer_put(struct peer *p);				/* frees it when it has no tunnels */
+
+/* tunnel.c */
+int tunnel_init(void);
+void tunnel_shutdown_all(void);
+/* Frees every tunnel at once, no message sent (exit after the deadline). */
+void tunnel_free_all(void);
+struct tunnel *tunnel_find(uint32_t id);
+struct tunnel *tunnel_find_name(const char *name);
+/* Creates a tunnel and sends the SCCRQ.  Returns NULL with a message in err. */
+struct tunnel *tunnel_connect(const struct cfg_addr *peer, const struct cfg_addr *local,
+			      const struct tunnel_profile *prof, const char *name,
+			      const char *secret, enum origin origin, enum ctl_status *st,
+			      char *err, size_t errlen);
+void tunnel_delete(struct tunnel *t, uint16_t result, const char *msg);
+/* A datagram for no tunnel socket: an SCCRQ on a listener (or a stray). */
+void tunnel_input_listener(int lfd, const uint8_t *buf, size_t len,
+			   const struct sockaddr *from, const struct sockaddr *to,
+			   enum l2tp_encap encap);
+/* A datagram on the tunnel's own socket. */
+void tunnel_input(struct tunnel *t, const uint8_t *buf, size_t len, const struct sockaddr *from);
+void tunnel_dp_done(struct tunnel *t, int err);
+json_object *tunnel_json(const struct tunnel *t, bool detail);
+json_object *drop_counts_json(const uint64_t *drops);
+json_object *msg_type_counts_json(const uint64_t *counts);
+void tunnel_add_waiter(struct tunnel *t, struct ctl_req *r);
+
+/* session.c */
+int session_init(void);
+struct session *session_find(uint32_t id);
+struct session *session_find_name(const char *name);
+struct session *session_open(struct tunnel *t, const struct session_profile *prof,
+			     const char *name, const char *remote_end_id, enum origin origin,
+			     enum ctl_status *st, char *err, size_t errlen);
+void session_delete(struct session *s, uint16_t result, const char *msg);
+void session_dp_done(struct session *s, int err);
+json_object *session_json(const struct session *s, bool detail);
+void session_add_waiter(struct session *s, struct ctl_req *r);
+uint32_t session_alloc_id(void);
+/* engine callbacks that concern sessions (wired in tunnel.c's ops table) */
+int session_on_accept(struct l2tp_cc *cc, struct l2tp_sess *ls, const struct l2tp_msg *req,
+		      struct l2tp_sess_cfg *out);
+void session_on_event(struct l2tp_cc *cc, struct l2tp_sess *ls, enum l2tp_sess_state from,
+		      enum l2tp_sess_state to, const struct l2tp_result *why);
+void session_on_freed(struct l2tp_cc *cc, struct l2tp_sess *ls);
+int session_on_dp_create(struct l2tp_cc *cc, struct l2tp_sess *ls);
+void session_on_dp_delete(struct l2tp_cc *cc, struct l2tp_sess *ls);
+
+/* transport.c */
+int transport_init(const struct l2tpd_config *c, char *err, size_t errlen);
+void transport_shutdown(void);
+/* Opens the tunnel's own socket (bound locally, not yet connected). */
+int transport_tunnel_open(struct tunnel *t, char *err, size_t errlen);
+void transport_tunnel_close(struct tunnel *t);
+int transport_tunnel_connect(struct tunnel *t, const struct sockaddr *peer);
+int transport_send(struct tunnel *t, const uint8_t *buf, size_t len);
+/* Sends from a listener socket (StopCCN refusals before a tunnel exists). */
+int transport_listener_reply(int lfd, const struct sockaddr *to, const struct sockaddr *from,
+			     const uint8_t *buf, size_t len);
+
+/* ctl.c */
+int ctl_init(const struct l2tpd_config *c, char *err, size_t errlen);
+void ctl_shutdown(void);
+/* Completes a waiting request (tunnel/session create). */
+void ctl_req_reply(struct ctl_req *r, enum ctl_status st, const char *err, json_object *data);
+struct usl_list *ctl_req_link(struct ctl_req *r);
+struct ctl_req *ctl_req_from_link(struct usl_list *l);
+/* Broadcasts an event to every `monitor` client. */
+void ctl_event(const char *event, const struct tunnel *t, const struct session *s,
+	       const struct l2tp_result *why);
+json_object *result_json(const struct l2tp_result *r, bool stopccn);
+
+/* hooks.c */
+int hooks_init(void);
+void hooks_shutdown(void);
+void hooks_run(const char *which, const struct tunnel *t, const struct session *s);
+
+/* reload.c */
+/* Switches to newc (taking ownership) and applies the difference to live objects. */
+void config_apply(struct l2tpd_config *newc, json_object *summary);
+void static_tunnels_start(void);
+
+#endif

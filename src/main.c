@@ -1,0 +1,351 @@
+/*
+ * src/main.c - l2tpv3d: options, start-up, signals, reload and shutdown.
+ *
+ *   l2tpv3d [-f FILE] [-F] [-E epoll|poll] [-d] [--dataplane kernel|null]
+ *           [--ctl PATH] [-n [-v]]
+ *
+ * Signal handlers are libevent signal events: they run in the loop like
+ * everything else, never asynchronously.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dp.h"
+#include "l2tpv3d.h"
+#include "usl/log.h"
+
+#define DEFAULT_CONFIG		SYSCONFDIR "/l2tpv3d/l2tpv3d.conf"
+#define SHUTDOWN_DEADLINE_S	40	/* > one StopCCN retransmission cycle (31 s) */
+
+struct l2tpd l2tpd;
+
+static struct options {
+	const char *config;
+	bool config_given;
+	bool foreground;
+	bool debug;
+	bool check_only;
+	bool verbose;
+	const char *event_loop;
+	const char *dataplane;
+	const char *ctl;
+} opt;
+
+static struct usl_timer shutdown_timer;
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: l2tpv3d [-FdnvhV] [-f FILE] [-E epoll|poll] [--dataplane kernel|null] [--ctl PATH]\n"
+		"  -f, --config FILE     configuration file (default %s)\n"
+		"  -F, --foreground      stay in the foreground, log to stderr (systemd)\n"
+		"  -E, --event-loop B    event loop backend: epoll or poll\n"
+		"  -d, --debug           debug logging\n"
+		"      --dataplane D     kernel (default) or null (no kernel objects)\n"
+		"      --ctl PATH        control socket path\n"
+		"  -n, --check           check the configuration file and exit\n"
+		"  -v, --verbose         with -n: print the normalised configuration\n"
+		"  -V, --version         print the version and exit\n", DEFAULT_CONFIG);
+}
+
+static void parse_options(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "config", required_argument, NULL, 'f' },
+		{ "foreground", no_argument, NULL, 'F' },
+		{ "event-loop", required_argument, NULL, 'E' },
+		{ "debug", no_argument, NULL, 'd' },
+		{ "dataplane", required_argument, NULL, 'D' },
+		{ "ctl", required_argument, NULL, 'c' },
+		{ "check", no_argument, NULL, 'n' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int ch;
+
+	opt.config = DEFAULT_CONFIG;
+	while ((ch = getopt_long(argc, argv, "f:FE:dnvhV", lopts, NULL)) != -1) {
+		switch (ch) {
+		case 'f': opt.config = optarg; opt.config_given = true; break;
+		case 'F': opt.foreground = true; break;
+		case 'E': opt.event_loop = optarg; break;
+		case 'd': opt.debug = true; break;
+		case 'D': opt.dataplane = optarg; break;
+		case 'c': opt.ctl = optarg; break;
+		case 'n': opt.check_only = true; break;
+		case 'v': opt.verbose = true; break;
+		case 'h': usage(stdout); exit(0);
+		case 'V': printf("l2tpv3d %s\n", PACKAGE_VERSION); exit(0);
+		default: usage(stderr); exit(2);
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "l2tpv3d: unexpected argument '%s'\n", argv[optind]);
+		exit(2);
+	}
+	if (opt.event_loop && strcmp(opt.event_loop, "epoll") && strcmp(opt.event_loop, "poll")) {
+		fprintf(stderr, "l2tpv3d: bad value '%s' for -E (valid: epoll, poll)\n", opt.event_loop);
+		exit(2);
+	}
+	if (opt.dataplane && dp_find(opt.dataplane) == NULL && strcmp(opt.dataplane, "kernel")) {
+		fprintf(stderr, "l2tpv3d: bad value '%s' for --dataplane (valid: kernel, null)\n",
+			opt.dataplane);
+		exit(2);
+	}
+}
+
+/* The config file, or the built-in defaults when the default file is absent. */
+static struct l2tpd_config *load_config(char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (!opt.config_given && stat(opt.config, &st) < 0 && errno == ENOENT) {
+		opt.config = NULL;
+		return config_defaults();
+	}
+	return config_load(opt.config, err, errlen);
+}
+
+static void apply_overrides(struct l2tpd_config *c)
+{
+	if (opt.event_loop)
+		snprintf(c->event_loop, sizeof(c->event_loop), "%s", opt.event_loop);
+	if (opt.dataplane)
+		snprintf(c->dataplane, sizeof(c->dataplane), "%s", opt.dataplane);
+	if (opt.ctl)
+		snprintf(c->ctl_socket, sizeof(c->ctl_socket), "%s", opt.ctl);
+}
+
+static enum log_level parse_level(const char *s)
+{
+	if (!strcmp(s, "err")) return LOG_LVL_ERR;
+	if (!strcmp(s, "warn")) return LOG_LVL_WARN;
+	if (!strcmp(s, "debug")) return LOG_LVL_DEBUG;
+	return LOG_LVL_INFO;
+}
+
+/* 10,000 tunnels are 10,000 sockets: take every descriptor we are allowed. */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+static void daemonize(void)
+{
+	pid_t pid = fork();
+	int fd;
+
+	if (pid < 0)
+		fatal("fork");
+	if (pid > 0)
+		_exit(0);
+	setsid();
+	if (chdir("/") < 0)
+		fatal("chdir /");
+	fd = open("/dev/null", O_RDWR);
+	if (fd >= 0) {
+		dup2(fd, 0);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		if (fd > 2)
+			close(fd);
+	}
+}
+
+/* ---- shutdown and reload ------------------------------------------------ */
+
+void l2tpd_shutdown_done_check(void)
+{
+	if (l2tpd.shutting_down && l2tpd.n_tunnels == 0)
+		usl_loop_exit(l2tpd.loop);
+}
+
+static void shutdown_deadline(struct usl_timer *t)
+{
+	(void)t;
+	log_warnx("shutdown: %u tunnels did not close in %d s, dropping them",
+		  l2tpd.n_tunnels, SHUTDOWN_DEADLINE_S);
+	usl_loop_exit(l2tpd.loop);
+}
+
+static void begin_shutdown(int signo, void *arg)
+{
+	(void)arg;
+	if (l2tpd.shutting_down) {
+		log_info("second signal %d: exiting now", signo);
+		usl_loop_exit(l2tpd.loop);
+		return;
+	}
+	log_info("signal %d: closing %u tunnels", signo, l2tpd.n_tunnels);
+	l2tpd.shutting_down = true;
+	sd_notifyf("STOPPING=1");
+	tunnel_shutdown_all();
+	usl_timer_init(&shutdown_timer, shutdown_deadline);
+	usl_timer_arm(l2tpd.timers, &shutdown_timer, usl_time_s(SHUTDOWN_DEADLINE_S));
+	l2tpd_shutdown_done_check();
+}
+
+int l2tpd_reload(json_object **summary, char *err, size_t errlen)
+{
+	struct l2tpd_config *c;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	sd_notifyf("RELOADING=1\nMONOTONIC_USEC=%lld",
+		   (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000);
+	if (opt.config == NULL) {
+		c = config_defaults();
+	} else if ((c = config_load(opt.config, err, errlen)) == NULL) {
+		log_warnx("reload: %s; keeping the running configuration", err);
+		sd_notifyf("READY=1");
+		return -1;
+	}
+	apply_overrides(c);
+	log_set_level(opt.debug ? LOG_LVL_DEBUG : parse_level(c->log_level));
+	*summary = json_object_new_object();
+	config_apply(c, *summary);
+	sd_notifyf("READY=1");
+	return 0;
+}
+
+static void on_sighup(int signo, void *arg)
+{
+	json_object *summary = NULL;
+	char err[512];
+
+	(void)signo;
+	(void)arg;
+	log_info("SIGHUP: reloading %s", opt.config ? opt.config : "(built-in defaults)");
+	if (l2tpd_reload(&summary, err, sizeof(err)) == 0)
+		json_object_put(summary);
+}
+
+/* ---- start-up ----------------------------------------------------------- */
+
+static void identity_init(const struct l2tpd_config *c)
+{
+	if (c->hostname[0])
+		snprintf(l2tpd.hostname, sizeof(l2tpd.hostname), "%s", c->hostname);
+	else if (gethostname(l2tpd.hostname, sizeof(l2tpd.hostname) - 1) < 0)
+		snprintf(l2tpd.hostname, sizeof(l2tpd.hostname), "l2tpv3d");
+	if (c->router_id_set) {
+		l2tpd.router_id = c->router_id;
+		return;
+	}
+	l2tpd.router_id = router_id_derive(c);
+	if (l2tpd.router_id == 0)
+		l2tpd.router_id = random_u32_nonzero();
+	log_info("router_id not configured: derived %s from a local address",
+		 router_id_str(l2tpd.router_id));
+}
+
+static void dataplane_init(const struct l2tpd_config *c)
+{
+	char err[256] = "";
+
+	l2tpd.dp = dp_find(c->dataplane);
+	if (l2tpd.dp == NULL)
+		fatalx("data plane '%s' is not available in this build (use --dataplane null)",
+		       c->dataplane);
+	if (l2tpd.dp->init(err, sizeof(err)) < 0)
+		fatalx("data plane %s: %s (use --dataplane null on hosts without L2TP)",
+		       c->dataplane, err);
+}
+
+static void modules_init(const struct l2tpd_config *c)
+{
+	char err[512] = "";
+
+	if (peer_init() < 0 || tunnel_init() < 0 || session_init() < 0)
+		fatal("index allocation");
+	if (transport_init(c, err, sizeof(err)) < 0)
+		fatalx("%s", err);
+	if (ctl_init(c, err, sizeof(err)) < 0)
+		fatalx("%s", err);
+	if (hooks_init() < 0)
+		fatalx("hooks: cannot start");
+	if (usl_sig_add(l2tpd.loop, SIGTERM, begin_shutdown, NULL) == NULL ||
+	    usl_sig_add(l2tpd.loop, SIGINT, begin_shutdown, NULL) == NULL ||
+	    usl_sig_add(l2tpd.loop, SIGHUP, on_sighup, NULL) == NULL)
+		fatalx("signal registration failed");
+	signal(SIGPIPE, SIG_IGN);
+}
+
+static int check_config(struct l2tpd_config *c, const char *err)
+{
+	if (c == NULL) {
+		fprintf(stderr, "l2tpv3d: %s\n", err);
+		return 1;
+	}
+	if (opt.verbose)
+		config_print(c, stdout);
+	else
+		printf("configuration OK\n");
+	config_free(c);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct l2tpd_config *c;
+	char err[512] = "";
+
+	parse_options(argc, argv);
+	c = load_config(err, sizeof(err));
+	if (opt.check_only)
+		return check_config(c, err);
+	log_init("l2tpv3d", opt.debug ? LOG_LVL_DEBUG : LOG_LVL_INFO, true);
+	if (c == NULL)
+		fatalx("%s", err);
+	apply_overrides(c);
+	if (!opt.debug)
+		log_set_level(parse_level(c->log_level));
+	l2tpd.conf = c;
+	l2tpd.conf_path = opt.config;
+	if (!opt.foreground) {
+		daemonize();
+		log_init("l2tpv3d", opt.debug ? LOG_LVL_DEBUG : parse_level(c->log_level), false);
+	}
+	raise_fd_limit();
+	l2tpd.loop = usl_loop_new(c->event_loop, err, sizeof(err));
+	if (l2tpd.loop == NULL)
+		fatalx("%s", err);
+	l2tpd.timers = usl_loop_timers(l2tpd.loop);
+	l2tpd.started = usl_timerset_now(l2tpd.timers);
+	identity_init(c);
+	dataplane_init(c);
+	modules_init(c);
+	static_tunnels_start();
+	log_info("started: version %s, event loop %s, data plane %s, router id %s, control %s",
+		 PACKAGE_VERSION, usl_loop_backend(l2tpd.loop), l2tpd.dp->name,
+		 router_id_str(l2tpd.router_id), c->ctl_socket);
+	sd_notifyf("READY=1\nSTATUS=event loop %s, data plane %s", usl_loop_backend(l2tpd.loop),
+		   l2tpd.dp->name);
+	if (usl_loop_run(l2tpd.loop) < 0)
+		log_warnx("event loop failed");
+	tunnel_free_all();
+	hooks_shutdown();
+	ctl_shutdown();
+	transport_shutdown();
+	l2tpd.dp->shutdown();
+	usl_loop_free(l2tpd.loop);
+	config_free(l2tpd.conf);
+	log_info("stopped");
+	return l2tpd.exit_code;
+}

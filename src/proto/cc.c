@@ -1,0 +1,1351 @@
+/*
+ * src/proto/cc.c - the control connection FSM (RFC 3931 3.3, 4.3, 4.4, 7.2).
+ *
+ * Input runs decode -> Message Digest check -> reliable delivery -> FSM;
+ * the FSM is a switch on state then event (cc_fsm), every transition goes
+ * through cc_change_state(), which logs one line and tells the daemon.
+ * Longer actions live in cc_on_<event>() helpers.
+ *
+ * Re-entrancy: every entry point brackets its work with l2tp_cc_hold() /
+ * l2tp_cc_release(); frees requested meanwhile (l2tp_cc_free, closed
+ * sessions) happen when the outermost bracket closes.  After l2tp_cc_free()
+ * no callback is made any more (cc->freed).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "usl/buf.h"
+#include "usl/log.h"
+#include "engine.h"
+
+enum cc_event {
+	CC_EV_OPEN,
+	CC_EV_CLOSE,
+	CC_EV_RX_SCCRQ,
+	CC_EV_RX_SCCRP,
+	CC_EV_RX_SCCCN,
+	CC_EV_RX_STOPCCN,
+	CC_EV_RX_HELLO,
+	CC_EV_RX_SESSION,
+	CC_EV_STOPCCN_ACKED,
+	CC_EV_GIVE_UP,
+	CC_EV_HOLD_EXPIRED,
+	CC_EV_DP_UP,
+	CC_EV_DP_FAILED,
+	CC_EV_HELLO_DUE,
+	CC_EV__COUNT
+};
+
+static const char *const cc_state_names[L2TP_CC_STATE__COUNT] = {
+	[L2TP_CC_IDLE] = "idle",
+	[L2TP_CC_WAIT_CTL_REPLY] = "wait-ctl-reply",
+	[L2TP_CC_WAIT_CTL_CONN] = "wait-ctl-conn",
+	[L2TP_CC_ESTABLISHED] = "established",
+	[L2TP_CC_STOPPING] = "stopping",
+	[L2TP_CC_CLOSED] = "closed",
+};
+
+static const char *const cc_event_names[CC_EV__COUNT] = {
+	[CC_EV_OPEN] = "local open",
+	[CC_EV_CLOSE] = "local close",
+	[CC_EV_RX_SCCRQ] = "SCCRQ received",
+	[CC_EV_RX_SCCRP] = "SCCRP received",
+	[CC_EV_RX_SCCCN] = "SCCCN received",
+	[CC_EV_RX_STOPCCN] = "StopCCN received",
+	[CC_EV_RX_HELLO] = "HELLO received",
+	[CC_EV_RX_SESSION] = "session message received",
+	[CC_EV_STOPCCN_ACKED] = "StopCCN acknowledged",
+	[CC_EV_GIVE_UP] = "retransmissions exhausted",
+	[CC_EV_HOLD_EXPIRED] = "hold time over",
+	[CC_EV_DP_UP] = "data plane tunnel up",
+	[CC_EV_DP_FAILED] = "data plane tunnel failed",
+	[CC_EV_HELLO_DUE] = "hello interval passed",
+};
+
+static const char *const dp_state_names[] = {
+	[L2TP_DP_NONE] = "none",
+	[L2TP_DP_PENDING] = "pending",
+	[L2TP_DP_UP] = "up",
+	[L2TP_DP_FAILED] = "failed",
+};
+
+static const char *const tie_names[] = {
+	[L2TP_TIE_NONE] = "none",
+	[L2TP_TIE_WE_WIN] = "we win",
+	[L2TP_TIE_WE_LOSE] = "we lose",
+	[L2TP_TIE_RESTART] = "restart",
+};
+
+const char *l2tp_cc_state_name(enum l2tp_cc_state s)
+{
+	return (unsigned)s < L2TP_CC_STATE__COUNT ? cc_state_names[s] : "unknown";
+}
+
+const char *l2tp_dp_state_name(enum l2tp_dp_state s)
+{
+	return (unsigned)s <= L2TP_DP_FAILED ? dp_state_names[s] : "unknown";
+}
+
+const char *l2tp_tie_name(enum l2tp_tie t)
+{
+	return (unsigned)t <= L2TP_TIE_RESTART ? tie_names[t] : "unknown";
+}
+
+#define cc_log(lvl, cc, fmt, ...) \
+	log_##lvl("tunnel %u/%u: " fmt, (cc)->local_ccid, (cc)->peer_ccid, ##__VA_ARGS__)
+
+static enum l2tp_drop cc_fsm(struct l2tp_cc *cc, enum cc_event ev, const struct l2tp_msg *m);
+
+/* ------------------------------------------------------------------ */
+/* configuration, lifetime */
+
+void l2tp_cc_cfg_init(struct l2tp_cc_cfg *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->encap = L2TP_ENCAP_UDP;
+	cfg->rx_window = 16;
+	cfg->rtx_initial = usl_time_s(1);
+	cfg->rtx_cap = usl_time_s(8);
+	cfg->max_retries = 10;
+	cfg->sccrq_max_retries = 10;
+	cfg->ack_delay = usl_time_ms(100);
+	cfg->hello_interval = usl_time_s(60);
+	cfg->hello_jitter_pct = 25;
+	cfg->stop_hold = usl_time_s(31);
+	cfg->pw_caps[0] = L2TP_PW_ETH;
+	cfg->pw_caps[1] = L2TP_PW_ETH_VLAN;
+	cfg->n_pw_caps = 2;
+	cfg->digest_type = L2TP_DIGEST_HMAC_MD5;
+	cfg->sess_setup_timeout = usl_time_s(60);
+}
+
+static bool cc_cfg_valid(const struct l2tp_cc_cfg *cfg)
+{
+	if (cfg->host_name == NULL || cfg->host_name[0] == '\0' ||
+	    strlen(cfg->host_name) > L2TP_AVP_MAX_LEN - L2TP_AVP_HDR_LEN)
+		return false;
+	if (cfg->rx_window == 0 || cfg->max_retries == 0 || cfg->n_pw_caps > L2TP_MAX_PW_CAPS)
+		return false;
+	if (cfg->rtx_initial.ns <= 0 || usl_time_cmp(cfg->rtx_cap, cfg->rtx_initial) < 0)
+		return false;
+	if (cfg->hello_jitter_pct > 90)
+		return false;
+	if (cfg->auth_enabled && cfg->digest_type != L2TP_DIGEST_HMAC_MD5 &&
+	    cfg->digest_type != L2TP_DIGEST_HMAC_SHA1)
+		return false;
+	return true;
+}
+
+static int cc_copy_cfg(struct l2tp_cc *cc, const struct l2tp_cc_cfg *cfg)
+{
+	cc->cfg = *cfg;
+	cc->host_name = strdup(cfg->host_name);
+	if (cc->host_name == NULL)
+		return -1;
+	cc->cfg.host_name = cc->host_name;
+	if (cfg->vendor_name != NULL) {
+		cc->vendor_name = strdup(cfg->vendor_name);
+		if (cc->vendor_name == NULL)
+			return -1;
+		cc->cfg.vendor_name = cc->vendor_name;
+	}
+	cc->cfg.secret = NULL;
+	if (cfg->secret_len > 0) {
+		cc->secret = malloc(cfg->secret_len);
+		if (cc->secret == NULL)
+			return -1;
+		memcpy(cc->secret, cfg->secret, cfg->secret_len);
+		cc->cfg.secret = cc->secret;
+	}
+	if (cfg->sccrq_max_retries == 0)
+		cc->cfg.sccrq_max_retries = cfg->max_retries;
+	return 0;
+}
+
+static void cc_rd_output(struct l2tp_rd *rd, uint8_t *buf, size_t len, uint16_t type,
+			 bool retransmit);
+static int cc_rd_build_ack(struct l2tp_rd *rd, uint8_t *buf, size_t cap);
+static void cc_rd_acked(struct l2tp_rd *rd, uint16_t type);
+static void cc_rd_give_up(struct l2tp_rd *rd, uint16_t type, unsigned retries);
+static void cc_rd_guard(struct l2tp_rd *rd, bool enter);
+static void cc_hello_expired(struct usl_timer *t);
+static void cc_hold_expired(struct usl_timer *t);
+
+static const struct l2tp_rd_ops cc_rd_ops = {
+	.output = cc_rd_output,
+	.build_ack = cc_rd_build_ack,
+	.acked = cc_rd_acked,
+	.give_up = cc_rd_give_up,
+	.guard = cc_rd_guard,
+};
+
+static uint64_t cc_prng_next(struct l2tp_cc *cc)
+{
+	/* splitmix64: small, seedable, good enough for timer jitter */
+	uint64_t z = (cc->prng += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+void l2tp_cc_random(struct l2tp_cc *cc, void *buf, size_t len)
+{
+	if (cc->ops->random != NULL) {
+		cc->ops->random(cc, buf, len);
+		return;
+	}
+	if (l2tp_random(buf, len) < 0 && getrandom(buf, len, 0) != (ssize_t)len)
+		fatalx("no randomness available");
+}
+
+static int cc_init_auth(struct l2tp_cc *cc)
+{
+	l2tp_auth_init(&cc->auth);
+	if (!cc->cfg.auth_enabled)
+		return 0;
+	return l2tp_auth_add_key(&cc->auth, cc->cfg.digest_type, cc->cfg.secret,
+				 cc->cfg.secret_len);
+}
+
+static void cc_init_rd(struct l2tp_cc *cc)
+{
+	struct l2tp_rd_cfg rc = {
+		.rx_window = cc->cfg.rx_window,
+		.rtx_initial = cc->cfg.rtx_initial,
+		.rtx_cap = cc->cfg.rtx_cap,
+		.max_retries = cc->cfg.max_retries,
+		.ack_delay = cc->cfg.ack_delay,
+	};
+
+	l2tp_rd_init(&cc->rd, &rc, &cc_rd_ops, cc->timers);
+}
+
+static void cc_destroy(struct l2tp_cc *cc)
+{
+	l2tp_rd_destroy(&cc->rd);
+	usl_timer_cancel(&cc->hello_timer);
+	usl_timer_cancel(&cc->hold_timer);
+	l2tp_sess_fini_cc(cc);
+	free(cc->host_name);
+	free(cc->vendor_name);
+	if (cc->secret != NULL)
+		explicit_bzero(cc->secret, cc->cfg.secret_len);
+	free(cc->secret);
+	explicit_bzero(&cc->auth, sizeof(cc->auth));
+	free(cc);
+}
+
+struct l2tp_cc *l2tp_cc_new(const struct l2tp_cc_cfg *cfg, const struct l2tp_cc_ops *ops,
+			    struct usl_timerset *timers, uint32_t local_ccid, void *user)
+{
+	struct l2tp_cc *cc;
+
+	if (cfg == NULL || ops == NULL || ops->send == NULL || timers == NULL ||
+	    local_ccid == 0 || !cc_cfg_valid(cfg)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	cc = calloc(1, sizeof(*cc));
+	if (cc == NULL)
+		return NULL;
+	cc->ops = ops;
+	cc->timers = timers;
+	cc->user = user;
+	cc->local_ccid = local_ccid;
+	usl_timer_init(&cc->hello_timer, cc_hello_expired);
+	usl_timer_init(&cc->hold_timer, cc_hold_expired);
+	cc_init_rd(cc);
+	if (cc_copy_cfg(cc, cfg) < 0 || l2tp_sess_init_cc(cc) < 0)
+		goto fail;
+	if (cc_init_auth(cc) < 0) {
+		errno = EINVAL;
+		goto fail;
+	}
+	cc->prng = cfg->seed;
+	if (cc->prng == 0)
+		l2tp_cc_random(cc, &cc->prng, sizeof(cc->prng));
+	cc->last_rx = usl_timerset_now(timers);
+	return cc;
+fail:
+	cc_destroy(cc);
+	return NULL;
+}
+
+void l2tp_cc_hold(struct l2tp_cc *cc)
+{
+	cc->depth++;
+}
+
+void l2tp_cc_release(struct l2tp_cc *cc)
+{
+	if (--cc->depth > 0)
+		return;
+	cc->depth++;		/* sess_freed callbacks must not re-enter the reap */
+	l2tp_sess_reap(cc);
+	cc->depth--;
+	if (cc->freed)
+		cc_destroy(cc);
+}
+
+static void cc_stop_timers(struct l2tp_cc *cc)
+{
+	l2tp_rd_stop_timers(&cc->rd);
+	usl_timer_cancel(&cc->hello_timer);
+	usl_timer_cancel(&cc->hold_timer);
+}
+
+/* Deletes the data plane tunnel (or cancels its creation): once per create. */
+static void cc_dp_delete(struct l2tp_cc *cc)
+{
+	bool had = cc->dp == L2TP_DP_PENDING || cc->dp == L2TP_DP_UP;
+
+	cc->dp = L2TP_DP_NONE;
+	if (had && cc->ops->dp_tunnel_delete != NULL)
+		cc->ops->dp_tunnel_delete(cc);
+}
+
+void l2tp_cc_free(struct l2tp_cc *cc)
+{
+	if (cc == NULL || cc->freed)
+		return;
+	l2tp_cc_hold(cc);
+	cc->freed = true;
+	cc_stop_timers(cc);
+	/* sessions and the tunnel leave the daemon's books now, memory later */
+	l2tp_sess_cc_forget(cc);
+	cc_dp_delete(cc);
+	l2tp_cc_release(cc);
+}
+
+/* ------------------------------------------------------------------ */
+/* reasons, state changes */
+
+void l2tp_reason_set(struct l2tp_reason *rs, uint16_t result, uint16_t error,
+		     bool has_error, const char *fmt, ...)
+{
+	va_list ap;
+
+	rs->set = true;
+	rs->r.result = result;
+	rs->r.error = error;
+	rs->r.has_error = has_error;
+	rs->text[0] = '\0';
+	if (fmt != NULL) {
+		va_start(ap, fmt);
+		vsnprintf(rs->text, sizeof(rs->text), fmt, ap);
+		va_end(ap);
+	}
+	rs->r.message.p = (const uint8_t *)rs->text;
+	rs->r.message.len = (uint16_t)strlen(rs->text);
+}
+
+/* Copies a received Result Code (its text lives in a buffer about to go). */
+void l2tp_reason_from_msg(struct l2tp_reason *rs, const struct l2tp_result *r)
+{
+	size_t n = r->message.len < L2TP_REASON_MAX - 1 ? r->message.len : L2TP_REASON_MAX - 1;
+	size_t i;
+
+	l2tp_reason_set(rs, r->result, r->error, r->has_error, NULL);
+	for (i = 0; i < n; i++) {
+		uint8_t c = r->message.p[i];
+
+		rs->text[i] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
+	}
+	rs->text[n] = '\0';
+	rs->r.message.len = (uint16_t)n;
+}
+
+static void cc_change_state(struct l2tp_cc *cc, enum l2tp_cc_state to, const char *why)
+{
+	enum l2tp_cc_state from = cc->state;
+
+	if (from == to)
+		return;
+	cc->state = to;
+	if (cc->reason.set && to >= L2TP_CC_STOPPING)
+		cc_log(info, cc, "state change %s -> %s, reason: %s (result %u/%u%s%s)",
+		       l2tp_cc_state_name(from), l2tp_cc_state_name(to), why,
+		       cc->reason.r.result, cc->reason.r.error,
+		       cc->reason.text[0] ? " " : "", cc->reason.text);
+	else
+		cc_log(info, cc, "state change %s -> %s, reason: %s",
+		       l2tp_cc_state_name(from), l2tp_cc_state_name(to), why);
+	if (to == L2TP_CC_CLOSED)
+		cc_stop_timers(cc);
+	if (!cc->freed && cc->ops->cc_event != NULL)
+		cc->ops->cc_event(cc, from, to,
+				  to >= L2TP_CC_STOPPING && cc->reason.set ? &cc->reason.r : NULL);
+}
+
+static enum l2tp_drop cc_drop(struct l2tp_cc *cc, enum l2tp_drop why)
+{
+	static struct log_ratelimit rl = LOG_RATELIMIT_INIT(10, 20);
+
+	if ((unsigned)why < L2TP_DROP__COUNT)
+		cc->st.drops[why]++;
+	if (why != L2TP_DROP_DUPLICATE && log_get_level() >= LOG_LVL_DEBUG &&
+	    log_ratelimit_ok(&rl, usl_timerset_now(cc->timers)))
+		cc_log(debug, cc, "dropped a message: %s", l2tp_drop_name(why));
+	return why;
+}
+
+/* ------------------------------------------------------------------ */
+/* sending */
+
+static bool cc_is_ack(uint16_t type)
+{
+	return type == L2TP_MSG_ZLB || type == L2TP_MSG_ACK;
+}
+
+static unsigned cc_max_retries(const struct l2tp_cc *cc, uint16_t type)
+{
+	return type == L2TP_MSG_SCCRQ ? cc->cfg.sccrq_max_retries : cc->cfg.max_retries;
+}
+
+int l2tp_cc_send_msg(struct l2tp_cc *cc, struct l2tp_msg *m)
+{
+	uint8_t buf[L2TP_MAX_MSG];
+	int len;
+
+	if (cc->freed)
+		return -1;
+	m->ver = 3;
+	m->ccid = cc->peer_ccid;
+	m->ns = m->nr = 0;
+	m->n_digests = 0;
+	if (cc->cfg.auth_enabled)
+		l2tp_auth_prepare(&cc->auth, m);
+	len = l2tp_msg_encode(m, buf, sizeof(buf), false, 0, NULL);
+	if (len < 0) {
+		cc_log(warnx, cc, "cannot encode %s", l2tp_msg_type_name(m->type));
+		return -1;
+	}
+	if (l2tp_rd_send(&cc->rd, buf, (size_t)len, m->type, cc_max_retries(cc, m->type)) < 0) {
+		cc_log(warn, cc, "cannot queue %s", l2tp_msg_type_name(m->type));
+		return -1;
+	}
+	return 0;
+}
+
+static void cc_rd_output(struct l2tp_rd *rd, uint8_t *buf, size_t len, uint16_t type,
+			 bool retransmit)
+{
+	struct l2tp_cc *cc = usl_container_of(rd, struct l2tp_cc, rd);
+
+	if (cc->freed)
+		return;
+	if (cc->cfg.auth_enabled && len > L2TP_CTRL_HDR_LEN &&
+	    l2tp_auth_sign(&cc->auth, buf, len, false) < 0) {
+		cc_log(warnx, cc, "cannot sign %s", l2tp_msg_type_name(type));
+		return;
+	}
+	if (retransmit)
+		cc->st.retransmits++;
+	else if (len == L2TP_CTRL_HDR_LEN)
+		cc->st.tx_msgs[L2TP_MSG_ZLB]++;
+	else if (type == 0)
+		cc->st.tx_msgs[L2TP_MSG_ACK]++;
+	else if (type <= L2TP_MSG_TYPE_MAX)
+		cc->st.tx_msgs[type]++;
+	cc->ops->send(cc, buf, len);
+}
+
+/* A ZLB, or an ACK (20) when configured or required (authentication: 6.15). */
+static int cc_rd_build_ack(struct l2tp_rd *rd, uint8_t *buf, size_t cap)
+{
+	struct l2tp_cc *cc = usl_container_of(rd, struct l2tp_cc, rd);
+	struct l2tp_msg m;
+
+	if (!cc->cfg.auth_enabled && !cc->cfg.explicit_ack) {
+		if (cap < L2TP_CTRL_HDR_LEN)
+			return -1;
+		memset(buf, 0, L2TP_CTRL_HDR_LEN);
+		usl_put_be16(buf, L2TP_HDR_T | L2TP_HDR_L | L2TP_HDR_S | 3);
+		usl_put_be16(buf + 2, L2TP_CTRL_HDR_LEN);
+		usl_put_be32(buf + 4, cc->peer_ccid);
+		return L2TP_CTRL_HDR_LEN;
+	}
+	memset(&m, 0, sizeof(m));
+	m.ver = 3;
+	m.type = L2TP_MSG_ACK;
+	m.ccid = cc->peer_ccid;
+	if (cc->cfg.auth_enabled)
+		l2tp_auth_prepare(&cc->auth, &m);
+	return l2tp_msg_encode(&m, buf, cap, false, 0, NULL);
+}
+
+static void cc_rd_acked(struct l2tp_rd *rd, uint16_t type)
+{
+	struct l2tp_cc *cc = usl_container_of(rd, struct l2tp_cc, rd);
+
+	if (type == L2TP_MSG_STOPCCN)
+		cc_fsm(cc, CC_EV_STOPCCN_ACKED, NULL);
+}
+
+static void cc_rd_give_up(struct l2tp_rd *rd, uint16_t type, unsigned retries)
+{
+	struct l2tp_cc *cc = usl_container_of(rd, struct l2tp_cc, rd);
+
+	if (cc->state == L2TP_CC_STOPPING)
+		;	/* keep the reason we are stopping for */
+	else if (type == L2TP_MSG_SCCRQ)
+		l2tp_reason_set(&cc->reason, L2TP_STOPCCN_FSM_ERROR, 0, false,
+				"no answer to SCCRQ after %u retransmissions", retries);
+	else
+		l2tp_reason_set(&cc->reason, L2TP_STOPCCN_FSM_ERROR, 0, false,
+				"peer not responding after %u retransmissions (%s)",
+				retries, l2tp_msg_type_name(type));
+	cc_fsm(cc, CC_EV_GIVE_UP, NULL);
+}
+
+static void cc_rd_guard(struct l2tp_rd *rd, bool enter)
+{
+	struct l2tp_cc *cc = usl_container_of(rd, struct l2tp_cc, rd);
+
+	if (enter)
+		l2tp_cc_hold(cc);
+	else
+		l2tp_cc_release(cc);
+}
+
+static void cc_msg_init(struct l2tp_msg *m, uint16_t type)
+{
+	memset(m, 0, sizeof(*m));
+	m->type = type;
+	l2tp_msg_set(m, L2TP_AVP_MESSAGE_TYPE);
+}
+
+static void cc_bytes(struct l2tp_bytes *b, const void *p, size_t len)
+{
+	b->p = p;
+	b->len = (uint16_t)len;
+}
+
+/* SCCRQ and SCCRP share everything but the tie breaker. */
+static int cc_send_sccrx(struct l2tp_cc *cc, uint16_t type)
+{
+	struct l2tp_msg m;
+	unsigned i;
+
+	cc_msg_init(&m, type);
+	cc_bytes(&m.host_name, cc->cfg.host_name, strlen(cc->cfg.host_name));
+	l2tp_msg_set(&m, L2TP_AVP_HOST_NAME);
+	m.router_id = cc->cfg.router_id;
+	l2tp_msg_set(&m, L2TP_AVP_ROUTER_ID);
+	m.assigned_ccid = cc->local_ccid;
+	l2tp_msg_set(&m, L2TP_AVP_ASSIGNED_CCID);
+	for (i = 0; i < cc->cfg.n_pw_caps; i++)
+		m.pw_caps[i] = cc->cfg.pw_caps[i];
+	m.n_pw_caps = cc->cfg.n_pw_caps;
+	l2tp_msg_set(&m, L2TP_AVP_PW_CAP_LIST);
+	m.recv_window = cc->cfg.rx_window;
+	l2tp_msg_set(&m, L2TP_AVP_RECV_WINDOW_SIZE);
+	if (cc->cfg.vendor_name != NULL) {
+		cc_bytes(&m.vendor_name, cc->cfg.vendor_name, strlen(cc->cfg.vendor_name));
+		l2tp_msg_set(&m, L2TP_AVP_VENDOR_NAME);
+	}
+	if (cc->cfg.auth_enabled) {
+		cc_bytes(&m.nonce, cc->auth.local_nonce, cc->auth.local_nonce_len);
+		l2tp_msg_set(&m, L2TP_AVP_CTRL_MSG_AUTH_NONCE);
+	}
+	if (type == L2TP_MSG_SCCRQ && cc->sent_tie_breaker) {
+		m.tie_breaker = cc->tie_breaker;
+		l2tp_msg_set(&m, L2TP_AVP_TIE_BREAKER);
+	}
+	cc->sent_sccrx = true;
+	return l2tp_cc_send_msg(cc, &m);
+}
+
+static int cc_send_simple(struct l2tp_cc *cc, uint16_t type)
+{
+	struct l2tp_msg m;
+
+	cc_msg_init(&m, type);
+	return l2tp_cc_send_msg(cc, &m);
+}
+
+static int cc_send_stopccn(struct l2tp_cc *cc)
+{
+	struct l2tp_msg m;
+
+	cc_msg_init(&m, L2TP_MSG_STOPCCN);
+	m.result = cc->reason.r;
+	l2tp_msg_set(&m, L2TP_AVP_RESULT_CODE);
+	/* 6.4: MUST when we had sent an SCCRQ or SCCRP */
+	if (cc->sent_sccrx) {
+		m.assigned_ccid = cc->local_ccid;
+		l2tp_msg_set(&m, L2TP_AVP_ASSIGNED_CCID);
+	}
+	return l2tp_cc_send_msg(cc, &m);
+}
+
+/* ------------------------------------------------------------------ */
+/* timers */
+
+static usl_time cc_jitter(struct l2tp_cc *cc, usl_time ival)
+{
+	unsigned pct = cc->cfg.hello_jitter_pct;
+	int64_t span, off;
+
+	if (pct == 0 || usl_time_is_never(ival))
+		return ival;
+	span = ival.ns / 100 * pct;
+	off = (int64_t)(cc_prng_next(cc) % (uint64_t)(2 * span + 1)) - span;
+	return usl_time_ns(ival.ns + off);
+}
+
+static void cc_hello_arm(struct l2tp_cc *cc)
+{
+	if (usl_time_is_never(cc->cfg.hello_interval) || cc->cfg.hello_interval.ns <= 0)
+		return;
+	cc->hello_ival = cc_jitter(cc, cc->cfg.hello_interval);
+	usl_timer_arm_at(cc->timers, &cc->hello_timer, usl_time_add(cc->last_rx, cc->hello_ival));
+}
+
+/*
+ * The deadline slides with every received message without re-arming the
+ * timer per message: on expiry we look at last_rx and re-arm if it moved.
+ */
+static void cc_hello_expired(struct usl_timer *t)
+{
+	struct l2tp_cc *cc = usl_container_of(t, struct l2tp_cc, hello_timer);
+	usl_time due = usl_time_add(cc->last_rx, cc->hello_ival);
+
+	if (usl_time_cmp(due, usl_timerset_now(cc->timers)) > 0) {
+		usl_timer_arm_at(cc->timers, &cc->hello_timer, due);
+		return;
+	}
+	l2tp_cc_hold(cc);
+	cc_fsm(cc, CC_EV_HELLO_DUE, NULL);
+	l2tp_cc_release(cc);
+}
+
+static void cc_hold_expired(struct usl_timer *t)
+{
+	struct l2tp_cc *cc = usl_container_of(t, struct l2tp_cc, hold_timer);
+
+	l2tp_cc_hold(cc);
+	cc_fsm(cc, CC_EV_HOLD_EXPIRED, NULL);
+	l2tp_cc_release(cc);
+}
+
+void l2tp_cc_note_rx(struct l2tp_cc *cc)
+{
+	cc->last_rx = usl_timerset_now(cc->timers);
+}
+
+/* ------------------------------------------------------------------ */
+/* data plane */
+
+static void cc_dp_result(struct l2tp_cc *cc, int err)
+{
+	if (err != 0) {
+		cc->dp = L2TP_DP_FAILED;
+		l2tp_reason_set(&cc->reason, L2TP_STOPCCN_GENERAL_ERROR, L2TP_ERR_NO_RESOURCES,
+				true, "data plane tunnel: %s", strerror(err < 0 ? -err : err));
+		cc_fsm(cc, CC_EV_DP_FAILED, NULL);
+	} else {
+		cc->dp = L2TP_DP_UP;
+		cc_fsm(cc, CC_EV_DP_UP, NULL);
+	}
+}
+
+static void cc_dp_create(struct l2tp_cc *cc)
+{
+	int rc;
+
+	if (cc->ops->dp_tunnel_create == NULL) {
+		cc->dp = L2TP_DP_UP;
+		return;
+	}
+	cc->dp = L2TP_DP_PENDING;
+	cc->dp_in_call = true;
+	cc->dp_stashed = false;
+	rc = cc->ops->dp_tunnel_create(cc);
+	cc->dp_in_call = false;
+	if (cc->freed || cc->dp != L2TP_DP_PENDING)
+		return;
+	if (rc != 0) {
+		cc->dp = L2TP_DP_NONE;	/* never started: no delete owed */
+		cc_dp_result(cc, rc);
+	} else if (cc->dp_stashed) {
+		cc_dp_result(cc, cc->dp_stashed_err);
+	}
+}
+
+void l2tp_cc_dp_done(struct l2tp_cc *cc, int err)
+{
+	if (cc == NULL || cc->freed || cc->dp != L2TP_DP_PENDING)
+		return;
+	if (cc->dp_in_call) {
+		cc->dp_stashed = true;
+		cc->dp_stashed_err = err;
+		return;
+	}
+	l2tp_cc_hold(cc);
+	cc_dp_result(cc, err);
+	l2tp_cc_release(cc);
+}
+
+/* ------------------------------------------------------------------ */
+/* FSM actions */
+
+/* Sessions and the data plane go; the reliable layer stays for the hold. */
+static void cc_teardown(struct l2tp_cc *cc)
+{
+	usl_timer_cancel(&cc->hello_timer);
+	l2tp_sess_cc_down(cc, &cc->reason);
+	cc_dp_delete(cc);
+}
+
+static void cc_closed(struct l2tp_cc *cc, const char *why)
+{
+	cc_teardown(cc);
+	l2tp_rd_quiesce(&cc->rd);
+	cc_change_state(cc, L2TP_CC_CLOSED, why);
+}
+
+/*
+ * Sends StopCCN with cc->reason and holds (RFC 3931 4.2: until it is
+ * acknowledged or one retransmission cycle has passed).  Without the
+ * peer's CCID nobody could receive it: close at once.
+ */
+static void cc_stop(struct l2tp_cc *cc, const char *why)
+{
+	if (cc->peer_ccid == 0) {
+		cc_closed(cc, why);
+		return;
+	}
+	cc_change_state(cc, L2TP_CC_STOPPING, why);
+	if (cc->state != L2TP_CC_STOPPING)
+		return;
+	cc_teardown(cc);
+	l2tp_rd_drop_pending(&cc->rd);
+	usl_timer_arm(cc->timers, &cc->hold_timer, cc->cfg.stop_hold);
+	if (cc_send_stopccn(cc) < 0)
+		cc_closed(cc, "cannot send StopCCN");
+}
+
+/* Stops with a locally made result. */
+static void cc_stopf(struct l2tp_cc *cc, const char *why, uint16_t result, uint16_t error,
+		     const char *text)
+{
+	l2tp_reason_set(&cc->reason, result, error, result == L2TP_STOPCCN_GENERAL_ERROR,
+			"%s", text);
+	cc_stop(cc, why);
+}
+
+/* 7.1: a message that is valid but not acceptable in this state. */
+static enum l2tp_drop cc_fsm_error(struct l2tp_cc *cc, const struct l2tp_msg *m)
+{
+	char text[64];
+
+	snprintf(text, sizeof(text), "%s in state %s", l2tp_msg_type_name(m->type),
+		 l2tp_cc_state_name(cc->state));
+	cc_stopf(cc, "unexpected message", L2TP_STOPCCN_FSM_ERROR, 0, text);
+	return L2TP_DROP_WRONG_STATE;
+}
+
+static void cc_copy_name(char *dst, const struct l2tp_bytes *b)
+{
+	size_t n = b->len < L2TP_NAME_MAX ? b->len : L2TP_NAME_MAX;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		dst[i] = (b->p[i] >= 0x20 && b->p[i] < 0x7f) ? (char)b->p[i] : '?';
+	dst[n] = '\0';
+}
+
+/* What an SCCRQ or SCCRP tells us about the peer. */
+static void cc_learn_peer(struct l2tp_cc *cc, const struct l2tp_msg *m)
+{
+	unsigned i;
+
+	cc->peer_ccid = m->assigned_ccid;
+	cc->peer_router_id = m->router_id;
+	cc_copy_name(cc->peer_host_name, &m->host_name);
+	if (l2tp_msg_has(m, L2TP_AVP_VENDOR_NAME))
+		cc_copy_name(cc->peer_vendor_name, &m->vendor_name);
+	cc->n_peer_pw_caps = m->n_pw_caps;
+	for (i = 0; i < m->n_pw_caps && i < L2TP_MAX_PW_CAPS; i++)
+		cc->peer_pw_caps[i] = m->pw_caps[i];
+	cc->peer_rx_window = l2tp_msg_has(m, L2TP_AVP_RECV_WINDOW_SIZE) ? m->recv_window : 0;
+	l2tp_rd_set_peer_window(&cc->rd, cc->peer_rx_window);
+}
+
+/*
+ * Checks an SCCRQ/SCCRP beyond decoding: unknown mandatory AVPs (5.2),
+ * authentication agreement (4.3: both or neither).  Returns NULL when
+ * acceptable, else sets cc->reason and returns a short why.
+ */
+static const char *cc_check_sccrx(struct l2tp_cc *cc, const struct l2tp_msg *m)
+{
+	bool nonce = l2tp_msg_has(m, L2TP_AVP_CTRL_MSG_AUTH_NONCE);
+
+	if (m->has_unknown_mandatory) {
+		l2tp_reason_set(&cc->reason, L2TP_STOPCCN_GENERAL_ERROR,
+				L2TP_ERR_UNKNOWN_MANDATORY_AVP, true,
+				"unknown mandatory AVP %u (vendor %u)",
+				m->unknown_mandatory_type, m->unknown_mandatory_vendor);
+		return "unknown mandatory AVP";
+	}
+	if (m->assigned_ccid == 0) {
+		l2tp_reason_set(&cc->reason, L2TP_STOPCCN_GENERAL_ERROR, L2TP_ERR_BAD_VALUE, true,
+				"Assigned Control Connection ID 0");
+		return "bad Assigned CCID";
+	}
+	if (cc->cfg.auth_enabled && !nonce) {
+		l2tp_reason_set(&cc->reason, L2TP_STOPCCN_NOT_AUTHORIZED, 0, false,
+				"authentication required, peer sent no nonce");
+		return "peer does not authenticate";
+	}
+	if (!cc->cfg.auth_enabled && nonce) {
+		l2tp_reason_set(&cc->reason, L2TP_STOPCCN_NOT_AUTHORIZED, 0, false,
+				"peer requires authentication, no secret configured");
+		return "peer requires authentication";
+	}
+	if (nonce && l2tp_auth_set_peer_nonce(&cc->auth, &m->nonce) < 0) {
+		l2tp_reason_set(&cc->reason, L2TP_STOPCCN_GENERAL_ERROR, L2TP_ERR_BAD_LENGTH, true,
+				"nonce too long");
+		return "bad nonce";
+	}
+	return NULL;
+}
+
+/* Established: keepalive, the data plane tunnel, then waiting sessions. */
+static void cc_on_established(struct l2tp_cc *cc, const char *why)
+{
+	cc_change_state(cc, L2TP_CC_ESTABLISHED, why);
+	if (cc->state != L2TP_CC_ESTABLISHED)
+		return;
+	cc_hello_arm(cc);
+	cc_dp_create(cc);
+	if (cc->state != L2TP_CC_ESTABLISHED || cc->freed)
+		return;
+	l2tp_sess_cc_up(cc);
+}
+
+static int cc_on_open(struct l2tp_cc *cc)
+{
+	cc->initiator = true;
+	if (cc->cfg.auth_enabled && l2tp_auth_new_nonce(&cc->auth) < 0) {
+		errno = EIO;
+		return -1;
+	}
+	cc->sent_tie_breaker = cc->cfg.send_tie_breaker;
+	cc->tie_breaker = cc->cfg.tie_breaker;
+	while (cc->sent_tie_breaker && cc->tie_breaker == 0)
+		l2tp_cc_random(cc, &cc->tie_breaker, sizeof(cc->tie_breaker));
+	if (cc_send_sccrx(cc, L2TP_MSG_SCCRQ) < 0) {
+		errno = EIO;
+		return -1;
+	}
+	cc_change_state(cc, L2TP_CC_WAIT_CTL_REPLY, "local open");
+	return 0;
+}
+
+static enum l2tp_drop cc_on_sccrq(struct l2tp_cc *cc, const struct l2tp_msg *m)
+{
+	const char *bad;
+
+	cc->initiator = false;
+	cc_learn_peer(cc, m);
+	if (cc->refuse) {
+		l2tp_reason_set(&cc->reason, cc->refuse_result, cc->refuse_error,
+				cc->refuse_error != 0, "%s", cc->refuse_msg ? cc->refuse_msg : "");
+		cc_stop(cc, "SCCRQ refused");
+		return L2TP_DROP_NONE;
+	}
+	bad = cc_check_sccrx(cc, m);
+	if (bad != NULL) {
+		cc_stop(cc, bad);
+		return m->has_unknown_mandatory ? L2TP_DROP_UNKNOWN_MANDATORY : L2TP_DROP_NONE;
+	}
+	if (cc->cfg.auth_enabled && l2tp_auth_new_nonce(&cc->auth) < 0) {
+		cc_stopf(cc, "no randomness", L2TP_STOPCCN_GENERAL_ERROR, L2TP_ERR_NO_RESOURCES,
+			 "cannot create nonce");
+		return L2TP_DROP_NONE;
+	}
+	if (cc_send_sccrx(cc, L2TP_MSG_SCCRP) < 0) {
+		cc_closed(cc, "cannot send SCCRP");
+		return L2TP_DROP_NONE;
+	}
+	cc_change_state(cc, L2TP_CC_WAIT_CTL_CONN, "SCCRQ accepted");
+	return L2TP_DROP_NONE;
+}
+
+static enum l2tp_drop cc_on_sccrp(struct l2tp_cc *cc, const struct l2tp_msg *m)
+{
+	const char *bad;
+
+	cc_learn_peer(cc, m);
+	bad = cc_check_sccrx(cc, m);
+	if (bad != NULL) {
+		cc_stop(cc, bad);
+		return m->has_unknown_mandatory ? L2TP_DROP_UNKNOWN_MANDATORY : L2TP_DROP_NONE;
+	}
+	if (cc_send_simple(cc, L2TP_MSG_SCCCN) < 0) {
+		cc_stopf(cc, "cannot send SCCCN", L2TP_STOPCCN_GENERAL_ERROR,
+			 L2TP_ERR_NO_RESOURCES, "cannot send SCCCN");
+		return L2TP_DROP_NONE;
+	}
+	cc_on_established(cc, "SCCRP accepted");
+	return L2TP_DROP_NONE;
+}
+
+static enum l2tp_drop cc_on_scccn(struct l2tp_cc *cc, const struct l2tp_msg *m)
+{
+	if (m->has_unknown_mandatory) {
+		l2tp_reason_set(&cc->reason, L2TP_STOPCCN_GENERAL_ERROR,
+				L2TP_ERR_UNKNOWN_MANDATORY_AVP, true,
+				"unknown mandatory AVP %u (vendor %u)",
+				m->unknown_mandatory_type, m->unknown_mandatory_vendor);
+		cc_stop(cc, "unknown mandatory AVP");
+		return L2TP_DROP_UNKNOWN_MANDATORY;
+	}
+	cc_on_established(cc, "SCCCN accepted");
+	return L2TP_DROP_NONE;
+}
+
+/* 3.3.2 / 7.5: acknowledge, hold for the retransmission cycle, release. */
+static enum l2tp_drop cc_on_stopccn(struct l2tp_cc *cc, const struct l2tp_msg *m)
+{
+	l2tp_reason_from_msg(&cc->reason, &m->result);
+	cc_change_state(cc, L2TP_CC_STOPPING, "StopCCN received");
+	if (cc->state != L2TP_CC_STOPPING)
+		return L2TP_DROP_NONE;
+	cc_teardown(cc);
+	l2tp_rd_quiesce(&cc->rd);
+	l2tp_rd_ack_now(&cc->rd);
+	usl_timer_arm(cc->timers, &cc->hold_timer, cc->cfg.stop_hold);
+	return L2TP_DROP_NONE;
+}
+
+static void cc_on_hello_due(struct l2tp_cc *cc)
+{
+	/* outstanding messages already probe the peer; HELLO adds nothing */
+	if (l2tp_rd_idle(&cc->rd))
+		cc_send_simple(cc, L2TP_MSG_HELLO);
+	cc->hello_ival = cc_jitter(cc, cc->cfg.hello_interval);
+	usl_timer_arm(cc->timers, &cc->hello_timer, cc->hello_ival);
+}
+
+static enum l2tp_drop cc_on_unknown_mandatory(struct l2tp_cc *cc, const struct l2tp_msg *m)
+{
+	l2tp_reason_set(&cc->reason, L2TP_STOPCCN_GENERAL_ERROR, L2TP_ERR_UNKNOWN_MANDATORY_AVP,
+			true, "unknown mandatory AVP %u (vendor %u) in %s",
+			m->unknown_mandatory_type, m->unknown_mandatory_vendor,
+			l2tp_msg_type_name(m->type));
+	cc_stop(cc, "unknown mandatory AVP");
+	return L2TP_DROP_UNKNOWN_MANDATORY;
+}
+
+/* ------------------------------------------------------------------ */
+/* the FSM: state, then event */
+
+static enum l2tp_drop cc_fsm_idle(struct l2tp_cc *cc, enum cc_event ev,
+				  const struct l2tp_msg *m)
+{
+	switch (ev) {
+	case CC_EV_RX_SCCRQ:
+		return cc_on_sccrq(cc, m);
+	case CC_EV_RX_STOPCCN:
+	case CC_EV_CLOSE:
+		cc_closed(cc, cc_event_names[ev]);
+		return L2TP_DROP_NONE;
+	default:
+		return L2TP_DROP_WRONG_STATE;
+	}
+}
+
+static enum l2tp_drop cc_fsm_wait_reply(struct l2tp_cc *cc, enum cc_event ev,
+					const struct l2tp_msg *m)
+{
+	switch (ev) {
+	case CC_EV_RX_SCCRP:
+		return cc_on_sccrp(cc, m);
+	case CC_EV_RX_SCCCN:
+		return cc_fsm_error(cc, m);
+	case CC_EV_RX_STOPCCN:
+		return cc_on_stopccn(cc, m);
+	case CC_EV_CLOSE:
+		/* the peer does not know our connection yet: nothing to tell it */
+		cc_closed(cc, cc_event_names[ev]);
+		return L2TP_DROP_NONE;
+	case CC_EV_GIVE_UP:
+		cc_closed(cc, cc_event_names[ev]);
+		return L2TP_DROP_NONE;
+	default:
+		return L2TP_DROP_WRONG_STATE;
+	}
+}
+
+static enum l2tp_drop cc_fsm_wait_conn(struct l2tp_cc *cc, enum cc_event ev,
+				       const struct l2tp_msg *m)
+{
+	switch (ev) {
+	case CC_EV_RX_SCCCN:
+		return cc_on_scccn(cc, m);
+	case CC_EV_RX_SCCRQ:
+	case CC_EV_RX_SCCRP:
+		return cc_fsm_error(cc, m);
+	case CC_EV_RX_STOPCCN:
+		return cc_on_stopccn(cc, m);
+	case CC_EV_CLOSE:
+		cc_stop(cc, cc_event_names[ev]);
+		return L2TP_DROP_NONE;
+	case CC_EV_GIVE_UP:
+		cc_closed(cc, cc_event_names[ev]);
+		return L2TP_DROP_NONE;
+	default:
+		return L2TP_DROP_WRONG_STATE;
+	}
+}
+
+static enum l2tp_drop cc_fsm_established(struct l2tp_cc *cc, enum cc_event ev,
+					 const struct l2tp_msg *m)
+{
+	switch (ev) {
+	case CC_EV_RX_SCCRQ:
+	case CC_EV_RX_SCCRP:
+	case CC_EV_RX_SCCCN:
+		return cc_fsm_error(cc, m);
+	case CC_EV_RX_STOPCCN:
+		return cc_on_stopccn(cc, m);
+	case CC_EV_RX_HELLO:
+		return L2TP_DROP_NONE;	/* its acknowledgement is all it asks */
+	case CC_EV_RX_SESSION:
+		return l2tp_sess_input(cc, m);
+	case CC_EV_CLOSE:
+	case CC_EV_DP_FAILED:
+		cc_stop(cc, cc_event_names[ev]);
+		return L2TP_DROP_NONE;
+	case CC_EV_GIVE_UP:
+		cc_closed(cc, cc_event_names[ev]);
+		return L2TP_DROP_NONE;
+	case CC_EV_DP_UP:
+		l2tp_sess_cc_dp_up(cc);
+		return L2TP_DROP_NONE;
+	case CC_EV_HELLO_DUE:
+		cc_on_hello_due(cc);
+		return L2TP_DROP_NONE;
+	default:
+		return L2TP_DROP_WRONG_STATE;
+	}
+}
+
+static enum l2tp_drop cc_fsm_stopping(struct l2tp_cc *cc, enum cc_event ev,
+				      const struct l2tp_msg *m)
+{
+	switch (ev) {
+	case CC_EV_STOPCCN_ACKED:
+	case CC_EV_HOLD_EXPIRED:
+	case CC_EV_GIVE_UP:
+		cc_change_state(cc, L2TP_CC_CLOSED, cc_event_names[ev]);
+		return L2TP_DROP_NONE;
+	case CC_EV_RX_STOPCCN:
+		return L2TP_DROP_NONE;	/* crossed StopCCNs: keep holding */
+	case CC_EV_CLOSE:
+		return L2TP_DROP_NONE;
+	default:
+		return L2TP_DROP_WRONG_STATE;
+	}
+}
+
+static enum l2tp_drop cc_fsm(struct l2tp_cc *cc, enum cc_event ev, const struct l2tp_msg *m)
+{
+	if (cc->freed)
+		return L2TP_DROP_WRONG_STATE;
+	switch (cc->state) {
+	case L2TP_CC_IDLE:
+		return cc_fsm_idle(cc, ev, m);
+	case L2TP_CC_WAIT_CTL_REPLY:
+		return cc_fsm_wait_reply(cc, ev, m);
+	case L2TP_CC_WAIT_CTL_CONN:
+		return cc_fsm_wait_conn(cc, ev, m);
+	case L2TP_CC_ESTABLISHED:
+		return cc_fsm_established(cc, ev, m);
+	case L2TP_CC_STOPPING:
+		return cc_fsm_stopping(cc, ev, m);
+	case L2TP_CC_CLOSED:
+	default:
+		return L2TP_DROP_WRONG_STATE;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* input */
+
+static bool cc_is_conn_msg(uint16_t type)
+{
+	switch (type) {
+	case L2TP_MSG_SCCRQ:
+	case L2TP_MSG_SCCRP:
+	case L2TP_MSG_SCCCN:
+	case L2TP_MSG_STOPCCN:
+	case L2TP_MSG_HELLO:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static enum cc_event cc_msg_event(uint16_t type)
+{
+	switch (type) {
+	case L2TP_MSG_SCCRQ:	return CC_EV_RX_SCCRQ;
+	case L2TP_MSG_SCCRP:	return CC_EV_RX_SCCRP;
+	case L2TP_MSG_SCCCN:	return CC_EV_RX_SCCCN;
+	case L2TP_MSG_STOPCCN:	return CC_EV_RX_STOPCCN;
+	case L2TP_MSG_HELLO:	return CC_EV_RX_HELLO;
+	default:		return CC_EV_RX_SESSION;
+	}
+}
+
+/* One in-order message to the FSM. */
+static enum l2tp_drop cc_dispatch(struct l2tp_cc *cc, const struct l2tp_msg *m)
+{
+	enum l2tp_drop r;
+
+	if (m->type <= L2TP_MSG_TYPE_MAX)
+		cc->st.rx_msgs[m->type]++;
+	if (m->has_unknown_mandatory && cc_is_conn_msg(m->type) &&
+	    m->type != L2TP_MSG_STOPCCN && m->type != L2TP_MSG_SCCRQ &&
+	    m->type != L2TP_MSG_SCCRP && cc->state != L2TP_CC_STOPPING)
+		return cc_on_unknown_mandatory(cc, m);
+	switch (m->type) {
+	case L2TP_MSG_SCCRQ: case L2TP_MSG_SCCRP: case L2TP_MSG_SCCCN:
+	case L2TP_MSG_STOPCCN: case L2TP_MSG_HELLO:
+	case L2TP_MSG_OCRQ: case L2TP_MSG_OCRP: case L2TP_MSG_OCCN:
+	case L2TP_MSG_ICRQ: case L2TP_MSG_ICRP: case L2TP_MSG_ICCN:
+	case L2TP_MSG_CDN: case L2TP_MSG_WEN: case L2TP_MSG_SLI:
+		r = cc_fsm(cc, cc_msg_event(m->type), m);
+		break;
+	default:
+		/* an unknown type without the M bit: ignored (5.4.1) */
+		r = L2TP_DROP_NONE;
+		break;
+	}
+	return r == L2TP_DROP_NONE ? r : cc_drop(cc, r);
+}
+
+/* Messages that were held behind a gap, now in order. */
+static void cc_deliver_held(struct l2tp_cc *cc, struct l2tp_msg *m)
+{
+	struct l2tp_rd_buf *b;
+	struct l2tp_secret sec = { cc->cfg.secret, cc->cfg.secret_len };
+
+	while (!cc->freed && cc->state != L2TP_CC_CLOSED &&
+	       (b = l2tp_rd_next_held(&cc->rd)) != NULL) {
+		/* verified on arrival; decoding again cannot fail */
+		if (l2tp_msg_decode(m, b->buf, b->len, false, &sec) == L2TP_DROP_NONE)
+			cc_dispatch(cc, m);
+		free(b);
+	}
+}
+
+static enum l2tp_drop cc_rd_verdict(struct l2tp_cc *cc, enum l2tp_rd_verdict v,
+				    struct l2tp_msg *m)
+{
+	enum l2tp_drop r;
+
+	switch (v) {
+	case L2TP_RD_DELIVER:
+		r = cc_dispatch(cc, m);
+		cc_deliver_held(cc, m);
+		return r;
+	case L2TP_RD_ACK_ONLY:
+		cc->st.rx_msgs[m->type <= L2TP_MSG_TYPE_MAX ? m->type : 0]++;
+		return L2TP_DROP_NONE;
+	case L2TP_RD_HELD:
+		cc->st.rx_held++;
+		return L2TP_DROP_NONE;
+	case L2TP_RD_DUPLICATE:
+		cc->st.rx_duplicates++;
+		return cc_drop(cc, L2TP_DROP_DUPLICATE);
+	case L2TP_RD_NR_INVALID:
+		return cc_drop(cc, L2TP_DROP_NR_INVALID);
+	case L2TP_RD_OUT_OF_WINDOW:
+	default:
+		return cc_drop(cc, L2TP_DROP_OUT_OF_WINDOW);
+	}
+}
+
+static enum l2tp_drop cc_input(struct l2tp_cc *cc, const uint8_t *buf, size_t len)
+{
+	struct l2tp_secret sec = { cc->cfg.secret, cc->cfg.secret_len };
+	struct l2tp_msg *m;
+	enum l2tp_drop r;
+	enum l2tp_rd_verdict v;
+
+	if (cc->freed || cc->state == L2TP_CC_CLOSED)
+		return L2TP_DROP_WRONG_STATE;
+	m = malloc(sizeof(*m));
+	if (m == NULL)
+		return cc_drop(cc, L2TP_DROP_LIMIT);
+	r = l2tp_msg_decode(m, buf, len, false, &sec);
+	if (r == L2TP_DROP_NONE && m->ccid == 0 && m->type != L2TP_MSG_SCCRQ)
+		r = L2TP_DROP_ZERO_CCID;
+	if (r == L2TP_DROP_NONE && m->ccid != 0 && m->ccid != cc->local_ccid)
+		r = L2TP_DROP_UNKNOWN_CCID;
+	/* 4.3: the digest is checked before any content is used */
+	if (r == L2TP_DROP_NONE && cc->cfg.auth_enabled)
+		r = l2tp_auth_verify(&cc->auth, m, buf, len, false);
+	if (r == L2TP_DROP_NONE && cc->state == L2TP_CC_IDLE && m->type != L2TP_MSG_SCCRQ)
+		r = L2TP_DROP_WRONG_STATE;
+	if (r != L2TP_DROP_NONE) {
+		free(m);
+		return cc_drop(cc, r);
+	}
+	cc->last_rx = usl_timerset_now(cc->timers);
+	v = l2tp_rd_input(&cc->rd, m->ns, m->nr, !cc_is_ack(m->type), buf, len);
+	r = cc->freed ? L2TP_DROP_NONE : cc_rd_verdict(cc, v, m);
+	free(m);
+	return r;
+}
+
+enum l2tp_drop l2tp_cc_input(struct l2tp_cc *cc, const uint8_t *buf, size_t len)
+{
+	enum l2tp_drop r;
+
+	l2tp_cc_hold(cc);
+	r = cc_input(cc, buf, len);
+	l2tp_cc_release(cc);
+	return r;
+}
+
+enum l2tp_drop l2tp_cc_input_refuse(struct l2tp_cc *cc, const uint8_t *buf, size_t len,
+				    uint16_t result, uint16_t error, const char *msg)
+{
+	enum l2tp_drop r;
+
+	if (cc->state != L2TP_CC_IDLE)
+		return L2TP_DROP_WRONG_STATE;
+	l2tp_cc_hold(cc);
+	cc->refuse = true;
+	cc->refuse_result = result;
+	cc->refuse_error = error;
+	cc->refuse_msg = msg;
+	r = cc_input(cc, buf, len);
+	if (!cc->freed) {
+		cc->refuse = false;
+		cc->refuse_msg = NULL;
+	}
+	l2tp_cc_release(cc);
+	return r;
+}
+
+/* ------------------------------------------------------------------ */
+/* local requests */
+
+int l2tp_cc_connect(struct l2tp_cc *cc)
+{
+	int rc;
+
+	if (cc->freed || cc->state != L2TP_CC_IDLE) {
+		errno = EISCONN;
+		return -1;
+	}
+	l2tp_cc_hold(cc);
+	rc = cc_on_open(cc);
+	l2tp_cc_release(cc);
+	return rc;
+}
+
+void l2tp_cc_close(struct l2tp_cc *cc, uint16_t result, uint16_t error, const char *msg)
+{
+	if (cc->freed || cc->state >= L2TP_CC_STOPPING)
+		return;
+	l2tp_cc_hold(cc);
+	l2tp_reason_set(&cc->reason, result, error, error != 0 ||
+			result == L2TP_STOPCCN_GENERAL_ERROR, "%s", msg ? msg : "");
+	cc_fsm(cc, CC_EV_CLOSE, NULL);
+	l2tp_cc_release(cc);
+}
+
+void l2tp_cc_discard(struct l2tp_cc *cc, uint16_t result, const char *msg)
+{
+	if (cc->freed || cc->state == L2TP_CC_CLOSED)
+		return;
+	l2tp_cc_hold(cc);
+	l2tp_reason_set(&cc->reason, result, 0, false, "%s", msg ? msg : "");
+	cc_closed(cc, "discarded");
+	l2tp_cc_release(cc);
+}
+
+enum l2tp_tie l2tp_cc_tie_break(const struct l2tp_cc *ours, const struct l2tp_msg *theirs)
+{
+	bool t = l2tp_msg_has(theirs, L2TP_AVP_TIE_BREAKER);
+
+	if (ours->state != L2TP_CC_WAIT_CTL_REPLY || (!ours->sent_tie_breaker && !t))
+		return L2TP_TIE_NONE;
+	if (!t)
+		return L2TP_TIE_WE_WIN;
+	if (!ours->sent_tie_breaker)
+		return L2TP_TIE_WE_LOSE;
+	if (ours->tie_breaker == theirs->tie_breaker)
+		return L2TP_TIE_RESTART;
+	return ours->tie_breaker < theirs->tie_breaker ? L2TP_TIE_WE_WIN : L2TP_TIE_WE_LOSE;
+}
+
+/* ------------------------------------------------------------------ */
+/* accessors */
+
+void l2tp_cc_get_stats(const struct l2tp_cc *cc, struct l2tp_cc_stats *out)
+{
+	*out = cc->st;
+	out->cwnd = cc->rd.cwnd;
+	out->ssthresh = cc->rd.ssthresh;
+	out->peer_rx_window = cc->rd.peer_rwin;
+	out->in_flight = cc->rd.n_inflight;
+	out->queued = cc->rd.n_pending;
+	out->next_ns = cc->rd.snd_nxt;
+	out->next_nr = cc->rd.rcv_nxt;
+	out->sessions = cc->n_sessions;
+}
+
+enum l2tp_cc_state l2tp_cc_state(const struct l2tp_cc *cc) { return cc->state; }
+enum l2tp_dp_state l2tp_cc_dp_state(const struct l2tp_cc *cc) { return cc->dp; }
+bool l2tp_cc_is_initiator(const struct l2tp_cc *cc) { return cc->initiator; }
+uint32_t l2tp_cc_local_ccid(const struct l2tp_cc *cc) { return cc->local_ccid; }
+uint32_t l2tp_cc_peer_ccid(const struct l2tp_cc *cc) { return cc->peer_ccid; }
+const char *l2tp_cc_peer_host_name(const struct l2tp_cc *cc) { return cc->peer_host_name; }
+const char *l2tp_cc_peer_vendor_name(const struct l2tp_cc *cc) { return cc->peer_vendor_name; }
+uint32_t l2tp_cc_peer_router_id(const struct l2tp_cc *cc) { return cc->peer_router_id; }
+uint64_t l2tp_cc_tie_breaker(const struct l2tp_cc *cc) { return cc->tie_breaker; }
+bool l2tp_cc_sent_tie_breaker(const struct l2tp_cc *cc) { return cc->sent_tie_breaker; }
+const struct l2tp_cc_cfg *l2tp_cc_cfg(const struct l2tp_cc *cc) { return &cc->cfg; }
+void *l2tp_cc_user(const struct l2tp_cc *cc) { return cc->user; }
+void l2tp_cc_set_user(struct l2tp_cc *cc, void *user) { cc->user = user; }
+
+unsigned l2tp_cc_peer_pw_caps(const struct l2tp_cc *cc, const uint16_t **caps)
+{
+	*caps = cc->peer_pw_caps;
+	return cc->n_peer_pw_caps;
+}
+
+bool l2tp_cc_peer_has_pw(const struct l2tp_cc *cc, uint16_t pw_type)
+{
+	unsigned i;
+
+	for (i = 0; i < cc->n_peer_pw_caps; i++)
+		if (cc->peer_pw_caps[i] == pw_type)
+			return true;
+	return false;
+}
+
+bool l2tp_cc_auth_on(const struct l2tp_cc *cc)
+{
+	return cc->cfg.auth_enabled && cc->auth.peer_nonce_len > 0 &&
+	       cc->auth.local_nonce_len > 0;
+}
+
+const struct l2tp_result *l2tp_cc_close_reason(const struct l2tp_cc *cc)
+{
+	return cc->state >= L2TP_CC_STOPPING && cc->reason.set ? &cc->reason.r : NULL;
+}

@@ -1,0 +1,301 @@
+/*
+ * src/proto/cc.h - the L2TPv3 control connection engine (RFC 3931 3.3, 4.2,
+ * 4.3, 4.4, 5.4.3, 7.2).
+ *
+ * A struct l2tp_cc is one control connection ("tunnel").  The engine is pure:
+ * it never touches a socket or the kernel.  Encoded messages leave through
+ * ops->send, data plane objects are requested through ops->dp_*, and every
+ * state change is reported through ops->cc_event / ops->sess_event.  Time
+ * comes from the usl_timerset given to l2tp_cc_new() (the daemon's loop, or
+ * a fake clock in tests); a connection arms a handful of timers (retransmit,
+ * delayed ACK, hello, hold), never one per message.
+ *
+ * Buffers handed to l2tp_cc_input() and ops->send start at the L2TP control
+ * header for both encapsulations: over IP the L2TPIP socket strips and adds
+ * the zero Session ID itself.
+ *
+ * Lifetime and re-entrancy.  The daemon owns the cc: it calls l2tp_cc_free()
+ * when it is done, typically from its cc_event handler on the transition to
+ * L2TP_CC_CLOSED.  Any callback may call back into the engine (close a
+ * session, free the cc, complete a dp request synchronously): the engine
+ * defers frees until its outermost call returns, so that is safe.
+ * Sessions are owned by the engine (see sess.h).
+ */
+#ifndef L2TP_CC_H
+#define L2TP_CC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "usl/time.h"
+#include "usl/timer.h"
+#include "msg.h"
+#include "auth.h"
+#include "sess.h"
+
+struct l2tp_cc;
+
+/*
+ * Control connection states.  The first four are RFC 3931 7.2's; stopping
+ * is the StopCCN hold (sent or received: the reliable layer keeps running
+ * and acknowledging); closed is final: the daemon frees the cc.
+ */
+enum l2tp_cc_state {
+	L2TP_CC_IDLE = 0,
+	L2TP_CC_WAIT_CTL_REPLY,		/* initiator: SCCRQ sent */
+	L2TP_CC_WAIT_CTL_CONN,		/* responder: SCCRP sent */
+	L2TP_CC_ESTABLISHED,
+	L2TP_CC_STOPPING,		/* StopCCN sent or received, holding */
+	L2TP_CC_CLOSED,
+	L2TP_CC_STATE__COUNT
+};
+/* "idle", "wait-ctl-reply", "wait-ctl-conn", "established", "stopping", "closed" */
+const char *l2tp_cc_state_name(enum l2tp_cc_state s);
+
+/* Data plane progress of the tunnel or of a session. */
+enum l2tp_dp_state {
+	L2TP_DP_NONE = 0,	/* not requested */
+	L2TP_DP_PENDING,	/* dp_*_create returned 0, waiting for *_dp_done */
+	L2TP_DP_UP,
+	L2TP_DP_FAILED,
+};
+const char *l2tp_dp_state_name(enum l2tp_dp_state s);	/* "none", "pending", "up", "failed" */
+
+/*
+ * Configuration of one control connection.  l2tp_cc_cfg_init() fills the
+ * defaults below; the caller overrides what its profile sets.  l2tp_cc_new()
+ * copies everything (strings and secret included), so the caller's config
+ * may go away (reload) afterwards.
+ */
+struct l2tp_cc_cfg {
+	const char *host_name;		/* Host Name AVP; required, >= 1 octet */
+	uint32_t router_id;		/* Router ID AVP; required (not an address) */
+	const char *vendor_name;	/* optional Vendor Name AVP, NULL: none */
+	enum l2tp_encap encap;		/* informational: buffers never carry session0 */
+
+	/* reliable delivery (RFC 3931 4.2, Appendix A) */
+	uint16_t rx_window;		/* our Receive Window Size: 16 */
+	usl_time rtx_initial;		/* first retransmit timeout: 1 s */
+	usl_time rtx_cap;		/* backoff cap: 8 s */
+	unsigned max_retries;		/* retransmissions before giving up: 10 */
+	unsigned sccrq_max_retries;	/* same for the SCCRQ: 10 */
+	usl_time ack_delay;		/* delayed ACK when nothing to piggyback: 100 ms */
+	bool explicit_ack;		/* acknowledge with ACK (20) instead of ZLB: false */
+
+	/* keepalive (RFC 3931 4.4) */
+	usl_time hello_interval;	/* 60 s; USL_TIME_NEVER disables HELLO */
+	unsigned hello_jitter_pct;	/* each interval drawn in +-pct%: 25 */
+	uint64_t seed;			/* jitter PRNG seed; 0: random per connection */
+
+	/* teardown: how long a StopCCN sender/recipient holds state: 31 s */
+	usl_time stop_hold;
+
+	/* Pseudowire Capabilities List we advertise (and accept in ICRQ/OCRQ) */
+	uint16_t pw_caps[L2TP_MAX_PW_CAPS];
+	uint8_t n_pw_caps;		/* default: Ethernet, Ethernet VLAN */
+
+	/* Control Message Authentication (RFC 3931 4.3): off by default */
+	bool auth_enabled;
+	const uint8_t *secret;
+	size_t secret_len;
+	enum l2tp_digest_type digest_type;	/* HMAC-MD5 (default) or HMAC-SHA-1 */
+
+	/*
+	 * Control Connection Tie Breaker AVP in our SCCRQ: off by default.
+	 * tie_breaker 0 draws a random value at every l2tp_cc_connect().
+	 */
+	bool send_tie_breaker;
+	uint64_t tie_breaker;
+
+	/*
+	 * How long a session may stay between its first message and
+	 * established before it is cleared with CDN 16 (covers a peer that
+	 * acknowledges an ICRQ but never answers it): 60 s; NEVER disables.
+	 */
+	usl_time sess_setup_timeout;
+};
+void l2tp_cc_cfg_init(struct l2tp_cc_cfg *cfg);
+
+/*
+ * Callbacks into the daemon.  All are called from inside engine calls and
+ * may call back into the engine.  NULL members are allowed except send.
+ */
+struct l2tp_cc_ops {
+	/* Transmits one encoded, sequenced and signed control message. */
+	int (*send)(struct l2tp_cc *cc, const uint8_t *buf, size_t len);
+
+	/*
+	 * Every connection state change.  why is set on the way down
+	 * (stopping, closed): the result code we sent or received (message
+	 * points at text valid during the call), NULL otherwise.
+	 */
+	void (*cc_event)(struct l2tp_cc *cc, enum l2tp_cc_state from,
+			 enum l2tp_cc_state to, const struct l2tp_result *why);
+
+	/*
+	 * Data plane tunnel, requested once the connection is established
+	 * (the peer's CCID is known).  Return 0 when started, then call
+	 * l2tp_cc_dp_done() (possibly from inside this callback); non-zero
+	 * fails at once.  A failure tears the connection down with StopCCN
+	 * result 2.  dp_tunnel_delete is called exactly once for every create
+	 * that returned 0, also while still pending (meaning "cancel": do not
+	 * call l2tp_cc_dp_done() afterwards).
+	 */
+	int (*dp_tunnel_create)(struct l2tp_cc *cc);
+	void (*dp_tunnel_delete)(struct l2tp_cc *cc);
+
+	/* A random, non-zero, host-unique Session ID; 0 when none is left. */
+	uint32_t (*alloc_session_id)(struct l2tp_cc *cc);
+
+	/*
+	 * An ICRQ or OCRQ arrived and passed the engine's own checks (PW type
+	 * advertised, L2SS for sequencing, tie breaker).  out comes filled
+	 * with defaults (the request's PW type and Remote End ID, no cookie,
+	 * no L2SS, no sequencing, circuit active); adjust it and return 0 to
+	 * accept, or a CDN result code (enum l2tp_cdn_result) to refuse.  s
+	 * is the new session: l2tp_sess_set_user() may be called on it.  NULL
+	 * accepts everything with the defaults.
+	 */
+	int (*sess_accept)(struct l2tp_cc *cc, struct l2tp_sess *s,
+			   const struct l2tp_msg *req, struct l2tp_sess_cfg *out);
+
+	/* Data plane session: same contract as the tunnel's, with l2tp_sess_dp_done(). */
+	int (*dp_session_create)(struct l2tp_cc *cc, struct l2tp_sess *s);
+	void (*dp_session_delete)(struct l2tp_cc *cc, struct l2tp_sess *s);
+
+	/* Every session state change; why as for cc_event (CDN result). */
+	void (*sess_event)(struct l2tp_cc *cc, struct l2tp_sess *s,
+			   enum l2tp_sess_state from, enum l2tp_sess_state to,
+			   const struct l2tp_result *why);
+
+	/* The session is about to be freed: drop every reference to it. */
+	void (*sess_freed)(struct l2tp_cc *cc, struct l2tp_sess *s);
+
+	/* A WAN-Error-Notify arrived for s (counters are in the message). */
+	void (*sess_wen)(struct l2tp_cc *cc, struct l2tp_sess *s, const struct l2tp_msg *wen);
+
+	/*
+	 * Cryptographic randomness (nonces, cookies, tie breakers).  NULL uses
+	 * getrandom(2).
+	 */
+	void (*random)(struct l2tp_cc *cc, void *buf, size_t len);
+};
+
+/*
+ * Creates a connection in idle.  local_ccid is our Assigned Control
+ * Connection ID (non-zero, host-unique: the daemon's index owns it).
+ * Returns NULL with errno set (EINVAL for a bad config, ENOMEM).
+ */
+struct l2tp_cc *l2tp_cc_new(const struct l2tp_cc_cfg *cfg, const struct l2tp_cc_ops *ops,
+			    struct usl_timerset *timers, uint32_t local_ccid, void *user);
+
+/*
+ * Frees cc at once: no message is sent.  Sessions are freed (sess_freed),
+ * data plane objects deleted (dp_*_delete), timers cancelled.  Safe from
+ * inside any callback of this cc (the free then happens when the engine
+ * call that made the callback returns).
+ */
+void l2tp_cc_free(struct l2tp_cc *cc);
+
+/* Initiator: sends the SCCRQ (idle -> wait-ctl-reply).  -1 with errno. */
+int l2tp_cc_connect(struct l2tp_cc *cc);
+
+/*
+ * One received control message (header first).  The engine decodes it
+ * (with the secret, for hidden AVPs), checks the Message Digest when
+ * authentication is on, runs reliable delivery and then the FSMs.  The
+ * responder is a fresh cc fed the SCCRQ that created it.  Returns
+ * L2TP_DROP_NONE when the message was used (or was a valid ACK), else why it
+ * was dropped; the cc counts drops itself.
+ */
+enum l2tp_drop l2tp_cc_input(struct l2tp_cc *cc, const uint8_t *buf, size_t len);
+
+/*
+ * A fresh cc answers the SCCRQ in buf with a StopCCN carrying result (e.g.
+ * lost tie breaker: L2TP_STOPCCN_ALREADY_EXISTS; not allowed:
+ * L2TP_STOPCCN_NOT_AUTHORIZED) instead of an SCCRP, holds, then closes.
+ */
+enum l2tp_drop l2tp_cc_input_refuse(struct l2tp_cc *cc, const uint8_t *buf, size_t len,
+				    uint16_t result, uint16_t error, const char *msg);
+
+/*
+ * Administrative close: sessions are cleared, a StopCCN with result/error/
+ * msg is sent (when the peer knows us) and held until acknowledged or one
+ * retransmission cycle has passed; then closed.  Idle closes at once.
+ */
+void l2tp_cc_close(struct l2tp_cc *cc, uint16_t result, uint16_t error, const char *msg);
+
+/*
+ * Drops the connection silently (no StopCCN): the loser of a tie break
+ * (RFC 3931 5.4.3, "the loser MUST discard its control connection").
+ * Goes to closed with result/msg as the reason.
+ */
+void l2tp_cc_discard(struct l2tp_cc *cc, uint16_t result, const char *msg);
+
+/* Completion of ops->dp_tunnel_create: 0 or a negative errno. */
+void l2tp_cc_dp_done(struct l2tp_cc *cc, int err);
+
+/*
+ * Crossed SCCRQs (RFC 3931 5.4.3).  The daemon calls this when an SCCRQ
+ * arrives from a peer towards which ours (in wait-ctl-reply) is pending.
+ */
+enum l2tp_tie {
+	L2TP_TIE_NONE = 0,	/* no tie (neither sent a tie breaker, or ours not waiting): both proceed */
+	L2TP_TIE_WE_WIN,	/* refuse theirs (l2tp_cc_input_refuse, result 3), keep ours */
+	L2TP_TIE_WE_LOSE,	/* l2tp_cc_discard ours, accept theirs on a new cc */
+	L2TP_TIE_RESTART,	/* equal values: discard ours, drop theirs, reconnect */
+};
+enum l2tp_tie l2tp_cc_tie_break(const struct l2tp_cc *ours_waiting,
+				const struct l2tp_msg *their_sccrq);
+const char *l2tp_tie_name(enum l2tp_tie t);
+
+/* Finds a session by our (local) Session ID, or NULL. */
+struct l2tp_sess *l2tp_cc_find_session(const struct l2tp_cc *cc, uint32_t local_sid);
+
+/* Counters; per-type arrays are indexed by message type (0 = ZLB). */
+struct l2tp_cc_stats {
+	uint64_t rx_msgs[L2TP_MSG_TYPE_MAX + 1];	/* accepted (digest ok, in order) */
+	uint64_t tx_msgs[L2TP_MSG_TYPE_MAX + 1];	/* first transmissions and ACK/ZLB */
+	uint64_t retransmits;
+	uint64_t drops[L2TP_DROP__COUNT];
+	uint64_t rx_duplicates;		/* also in drops[L2TP_DROP_DUPLICATE] */
+	uint64_t rx_held;		/* out-of-order messages queued */
+	uint64_t wen_received;
+	uint16_t cwnd, ssthresh;	/* congestion window (Appendix A) */
+	uint16_t peer_rx_window;	/* the peer's Receive Window Size (4 if absent) */
+	uint16_t in_flight;		/* sent, not yet acknowledged */
+	uint16_t queued;		/* waiting for the window */
+	uint16_t next_ns, next_nr;
+	uint32_t sessions;
+};
+void l2tp_cc_get_stats(const struct l2tp_cc *cc, struct l2tp_cc_stats *out);
+
+/* Accessors. */
+enum l2tp_cc_state l2tp_cc_state(const struct l2tp_cc *cc);
+enum l2tp_dp_state l2tp_cc_dp_state(const struct l2tp_cc *cc);
+bool l2tp_cc_is_initiator(const struct l2tp_cc *cc);
+uint32_t l2tp_cc_local_ccid(const struct l2tp_cc *cc);
+uint32_t l2tp_cc_peer_ccid(const struct l2tp_cc *cc);		/* 0 until known */
+const char *l2tp_cc_peer_host_name(const struct l2tp_cc *cc);	/* "" until known */
+const char *l2tp_cc_peer_vendor_name(const struct l2tp_cc *cc);
+uint32_t l2tp_cc_peer_router_id(const struct l2tp_cc *cc);
+/* PW types the peer advertised; returns the count, *caps points into cc. */
+unsigned l2tp_cc_peer_pw_caps(const struct l2tp_cc *cc, const uint16_t **caps);
+bool l2tp_cc_peer_has_pw(const struct l2tp_cc *cc, uint16_t pw_type);
+bool l2tp_cc_auth_on(const struct l2tp_cc *cc);	/* digest negotiated */
+uint64_t l2tp_cc_tie_breaker(const struct l2tp_cc *cc);	/* value sent, 0 if none */
+bool l2tp_cc_sent_tie_breaker(const struct l2tp_cc *cc);
+/* Why the connection went down (valid from stopping on), else NULL. */
+const struct l2tp_result *l2tp_cc_close_reason(const struct l2tp_cc *cc);
+const struct l2tp_cc_cfg *l2tp_cc_cfg(const struct l2tp_cc *cc);	/* the engine's copy */
+void *l2tp_cc_user(const struct l2tp_cc *cc);
+void l2tp_cc_set_user(struct l2tp_cc *cc, void *user);
+
+/*
+ * Tells the engine that data arrived on one of this connection's sessions
+ * (RFC 3931 4.4: HELLO follows silence on data *and* control).  Optional:
+ * the daemon may call it from a periodic kernel statistics poll.
+ */
+void l2tp_cc_note_rx(struct l2tp_cc *cc);
+
+#endif

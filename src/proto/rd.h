@@ -1,0 +1,153 @@
+/*
+ * src/proto/rd.h - reliable delivery of control messages (RFC 3931 4.2 and
+ * Appendix A): Ns/Nr modulo 2^16, a send window bounded by the peer's
+ * Receive Window Size and by slow start / congestion avoidance, retransmit
+ * with exponential backoff and a cap, out-of-order messages held for
+ * in-order delivery, duplicates acknowledged and dropped, delayed ACK.
+ *
+ * rd knows nothing of message contents beyond the header it patches: the
+ * owner (cc.c) encodes messages, rd queues the bytes, gives them Ns when
+ * they first leave, patches Nr on every transmission and hands them back
+ * through ops->output for signing and sending.  Two timers per instance:
+ * retransmit (armed for the oldest unacknowledged message) and delayed ACK.
+ */
+#ifndef L2TP_RD_H
+#define L2TP_RD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "usl/list.h"
+#include "usl/time.h"
+#include "usl/timer.h"
+
+struct l2tp_rd;
+
+struct l2tp_rd_cfg {
+	uint16_t rx_window;	/* ours: how far ahead of Nr we hold messages */
+	usl_time rtx_initial;
+	usl_time rtx_cap;
+	unsigned max_retries;	/* default for l2tp_rd_send(..., 0) */
+	usl_time ack_delay;
+};
+
+struct l2tp_rd_ops {
+	/*
+	 * Transmits buf (Ns/Nr already patched).  The owner may rewrite the
+	 * bytes in place (Message Digest).  type is the message type.
+	 */
+	void (*output)(struct l2tp_rd *rd, uint8_t *buf, size_t len, uint16_t type,
+		       bool retransmit);
+	/* Encodes an acknowledgement (ZLB or ACK) into buf; its length or -1. */
+	int (*build_ack)(struct l2tp_rd *rd, uint8_t *buf, size_t cap);
+	/* A queued message of this type was acknowledged by the peer. */
+	void (*acked)(struct l2tp_rd *rd, uint16_t type);
+	/* The oldest message went unacknowledged after its last retry. */
+	void (*give_up)(struct l2tp_rd *rd, uint16_t type, unsigned retries);
+	/*
+	 * Brackets rd's own timer callbacks (on true, then false), so the
+	 * owner can defer its frees until they return.  May be NULL.
+	 */
+	void (*guard)(struct l2tp_rd *rd, bool enter);
+};
+
+/* An outgoing message, or an out-of-order received one. */
+struct l2tp_rd_buf {
+	struct usl_list link;
+	uint16_t ns;
+	uint16_t type;
+	uint16_t len;
+	uint16_t max_retries;
+	uint8_t buf[];
+};
+
+enum l2tp_rd_verdict {
+	L2TP_RD_DELIVER,	/* in order: process it now, then l2tp_rd_next_held() */
+	L2TP_RD_ACK_ONLY,	/* ZLB / ACK: Nr used, nothing to deliver */
+	L2TP_RD_DUPLICATE,	/* already received: acknowledged, drop */
+	L2TP_RD_HELD,		/* ahead of a gap: queued for later */
+	L2TP_RD_NR_INVALID,	/* acknowledges what we never sent: drop */
+	L2TP_RD_OUT_OF_WINDOW,	/* too far ahead: drop */
+};
+
+struct l2tp_rd {
+	const struct l2tp_rd_ops *ops;
+	struct usl_timerset *timers;
+	struct l2tp_rd_cfg cfg;
+
+	/* sending */
+	struct usl_list inflight;	/* sent, unacknowledged, Ns order */
+	struct usl_list pending;	/* waiting for the window, no Ns yet */
+	uint16_t snd_una;		/* oldest unacknowledged Ns */
+	uint16_t snd_nxt;		/* Ns of the next new transmission */
+	uint16_t n_inflight, n_pending;
+	uint16_t peer_rwin;		/* 4 until the peer says (4.2) */
+	uint16_t cwnd, ssthresh, cwnd_acks;
+	unsigned retries;		/* of the oldest message */
+	usl_time rto;
+	struct usl_timer rtx_timer;
+	bool dead;			/* gave up: no more transmissions */
+
+	/* receiving */
+	uint16_t rcv_nxt;		/* Nr: next Ns expected */
+	struct usl_list held;		/* out of order, Ns order */
+	uint16_t n_held;
+	struct usl_timer ack_timer;
+	bool ack_pending;
+
+	/* counters */
+	uint64_t n_retransmits, n_duplicates, n_held_total, n_acks_sent;
+};
+
+void l2tp_rd_init(struct l2tp_rd *rd, const struct l2tp_rd_cfg *cfg,
+		  const struct l2tp_rd_ops *ops, struct usl_timerset *timers);
+/* Cancels the timers and frees every queued message. */
+void l2tp_rd_destroy(struct l2tp_rd *rd);
+/* Cancels the timers only (memory stays valid until l2tp_rd_destroy). */
+void l2tp_rd_stop_timers(struct l2tp_rd *rd);
+
+/*
+ * Queues an encoded message (copied) and sends it when the window allows.
+ * max_retries 0 uses the configured default.  0, or -1 (ENOMEM, EMSGSIZE,
+ * ESHUTDOWN after give-up).
+ */
+int l2tp_rd_send(struct l2tp_rd *rd, const uint8_t *buf, size_t len, uint16_t type,
+		 unsigned max_retries);
+
+/*
+ * Header of a received, authenticated message.  sequenced is false for ZLB
+ * and ACK (20), which take no Ns slot.  buf/len are kept (copied) when the
+ * message is held.  ACKs and window advances happen inside.
+ */
+enum l2tp_rd_verdict l2tp_rd_input(struct l2tp_rd *rd, uint16_t ns, uint16_t nr,
+				   bool sequenced, const uint8_t *buf, size_t len);
+
+/* The held message that is now in order, or NULL; the caller free()s it. */
+struct l2tp_rd_buf *l2tp_rd_next_held(struct l2tp_rd *rd);
+
+/* The peer's Receive Window Size (from its SCCRQ/SCCRP); 0 means absent (4). */
+void l2tp_rd_set_peer_window(struct l2tp_rd *rd, uint16_t w);
+
+/* Drops messages that never left (no Ns used yet): before a StopCCN. */
+void l2tp_rd_drop_pending(struct l2tp_rd *rd);
+/*
+ * Forgets everything we were sending (the peer is gone, e.g. after its
+ * StopCCN) while still acknowledging what arrives.
+ */
+void l2tp_rd_quiesce(struct l2tp_rd *rd);
+/* Sends an acknowledgement now (duplicates, StopCCN received). */
+void l2tp_rd_ack_now(struct l2tp_rd *rd);
+
+/* Nothing queued or unacknowledged. */
+static inline bool l2tp_rd_idle(const struct l2tp_rd *rd)
+{
+	return rd->n_inflight == 0 && rd->n_pending == 0;
+}
+
+/* a - b in sequence space: negative when a is "before" b (window 32767). */
+static inline int l2tp_seq_diff(uint16_t a, uint16_t b)
+{
+	return (int16_t)(uint16_t)(a - b);
+}
+
+#endif

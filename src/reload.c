@@ -1,0 +1,235 @@
+/*
+ * src/reload.c - applying a configuration to the running daemon.
+ *
+ * The new config was parsed into its own struct; here the difference is
+ * applied per object, as bgpd does: a static tunnel whose settings did not
+ * change is kept (and its sessions with it), a changed one is restarted,
+ * a removed one deleted, a new one started.  Tunnels created from the CLI
+ * or by peers keep the profile copy they were made with, so editing a
+ * profile never disturbs them.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "l2tpv3d.h"
+#include "usl/log.h"
+
+struct reload_counts {
+	unsigned kept, started, deleted, restarted, sess_started, sess_deleted;
+};
+
+static const struct static_tunnel *find_static(const struct l2tpd_config *c, const char *name)
+{
+	for (unsigned i = 0; i < c->n_tunnels; i++)
+		if (strcmp(c->tunnels[i].name, name) == 0)
+			return &c->tunnels[i];
+	return NULL;
+}
+
+static const struct static_session *find_static_session(const struct static_tunnel *st,
+							const char *name)
+{
+	for (unsigned i = 0; i < st->n_sessions; i++)
+		if (strcmp(st->sessions[i].name, name) == 0)
+			return &st->sessions[i];
+	return NULL;
+}
+
+static bool addr_same(const struct sockaddr_storage *a, const struct cfg_addr *b)
+{
+	if (b->ss.ss_family == AF_UNSPEC)
+		return true;	/* unset local address: whatever the kernel chose */
+	return sockaddr_eq_addr((const struct sockaddr *)a, (const struct sockaddr *)&b->ss);
+}
+
+/* True when the running tunnel t already is what st (in config c) asks for. */
+static bool tunnel_matches(const struct tunnel *t, const struct l2tpd_config *c,
+			   const struct static_tunnel *st)
+{
+	const struct tunnel_profile *p = config_tunnel_profile(c, st->profile);
+
+	return p != NULL && memcmp(p, &t->prof, sizeof(*p)) == 0 &&
+	       sockaddr_eq_addr((const struct sockaddr *)&t->remote,
+				(const struct sockaddr *)&st->peer.ss) &&
+	       sockaddr_port((const struct sockaddr *)&t->remote) ==
+	       sockaddr_port((const struct sockaddr *)&st->peer.ss) &&
+	       addr_same(&t->local, &st->local);
+}
+
+static bool session_matches(const struct session *s, const struct l2tpd_config *c,
+			    const struct static_session *ss)
+{
+	const struct session_profile *p = config_session_profile(c, ss->profile);
+
+	return p != NULL && memcmp(p, &s->prof, sizeof(*p)) == 0;
+}
+
+static void static_session_start(struct tunnel *t, const struct l2tpd_config *c,
+				 const struct static_session *ss, struct reload_counts *n)
+{
+	const struct session_profile *p = config_session_profile(c, ss->profile);
+	enum ctl_status st;
+	char err[256];
+
+	if (p == NULL || session_open(t, p, ss->name, ss->remote_end_id, ORIGIN_CONFIG, &st,
+				      err, sizeof(err)) == NULL) {
+		log_warnx("static session %s: %s", ss->name, p ? err : "unknown profile");
+		return;
+	}
+	if (n != NULL)
+		n->sess_started++;
+}
+
+static void static_tunnel_start(const struct l2tpd_config *c, const struct static_tunnel *st)
+{
+	const struct tunnel_profile *p = config_tunnel_profile(c, st->profile);
+	enum ctl_status cs;
+	struct tunnel *t;
+	char err[256];
+
+	if (p == NULL) {
+		log_warnx("static tunnel %s: unknown profile %s", st->name, st->profile);
+		return;
+	}
+	t = tunnel_connect(&st->peer, &st->local, p, st->name, NULL, ORIGIN_CONFIG, &cs,
+			   err, sizeof(err));
+	if (t == NULL) {
+		log_warnx("static tunnel %s: %s", st->name, err);
+		return;
+	}
+	for (unsigned i = 0; i < st->n_sessions; i++)
+		static_session_start(t, c, &st->sessions[i], NULL);
+}
+
+void static_tunnels_start(void)
+{
+	for (unsigned i = 0; i < l2tpd.conf->n_tunnels; i++)
+		static_tunnel_start(l2tpd.conf, &l2tpd.conf->tunnels[i]);
+}
+
+/* Sessions of a kept static tunnel: keep, restart, delete, or start. */
+static void sessions_apply(struct tunnel *t, const struct l2tpd_config *c,
+			   const struct static_tunnel *st, struct reload_counts *n)
+{
+	struct usl_list *pos, *tmp;
+
+	usl_list_foreach_safe(pos, tmp, &t->sessions) {
+		struct session *s = usl_container_of(pos, struct session, tunnel_link);
+		const struct static_session *ss;
+
+		if (s->origin != ORIGIN_CONFIG)
+			continue;
+		ss = find_static_session(st, s->name);
+		if (ss == NULL || !session_matches(s, c, ss)) {
+			session_delete(s, L2TP_CDN_ADMIN, "removed from configuration");
+			n->sess_deleted++;
+		}
+	}
+	for (unsigned i = 0; i < st->n_sessions; i++) {
+		struct session *s = session_find_name(st->sessions[i].name);
+		if (s == NULL || s->tunnel != t || s->sess == NULL)
+			static_session_start(t, c, &st->sessions[i], n);
+	}
+}
+
+/* Old static tunnels: kept, restarted (delete now, start below) or deleted. */
+static void tunnels_apply(const struct l2tpd_config *o, const struct l2tpd_config *c,
+			  struct reload_counts *n)
+{
+	struct usl_rb_node *node, *next;
+
+	for (node = usl_rb_first(&l2tpd.tunnel_order); node != NULL; node = next) {
+		struct tunnel *t = usl_rb_entry(node, struct tunnel, by_order);
+		const struct static_tunnel *st;
+
+		next = usl_rb_next(node);
+		if (t->origin != ORIGIN_CONFIG || t->closing)
+			continue;
+		st = find_static(c, t->name);
+		if (st != NULL && tunnel_matches(t, c, st)) {
+			n->kept++;
+			sessions_apply(t, c, st, n);
+			continue;
+		}
+		tunnel_delete(t, L2TP_STOPCCN_NORMAL,
+			      st ? "configuration changed" : "removed from configuration");
+		if (st != NULL)
+			n->restarted++;
+		else
+			n->deleted++;
+	}
+	for (unsigned i = 0; i < c->n_tunnels; i++) {
+		if (tunnel_find_name(c->tunnels[i].name) != NULL)
+			continue;
+		static_tunnel_start(c, &c->tunnels[i]);
+		if (find_static(o, c->tunnels[i].name) == NULL)
+			n->started++;	/* else counted as restarted above */
+	}
+}
+
+static bool listen_changed(const struct l2tpd_config *a, const struct l2tpd_config *b)
+{
+	if (a->n_listen != b->n_listen || a->udp_port != b->udp_port || a->listen_ip != b->listen_ip)
+		return true;
+	for (unsigned i = 0; i < a->n_listen; i++)
+		if (memcmp(&a->listen[i].ss, &b->listen[i].ss, sizeof(a->listen[i].ss)) != 0)
+			return true;
+	return false;
+}
+
+/* Settings read only at start: reported, not applied. */
+static void restart_required(const struct l2tpd_config *o, const struct l2tpd_config *c,
+			     json_object *list)
+{
+	if (strcmp(o->event_loop, c->event_loop))
+		json_object_array_add(list, json_object_new_string("global.event_loop"));
+	if (strcmp(o->dataplane, c->dataplane))
+		json_object_array_add(list, json_object_new_string("global.dataplane"));
+	if (strcmp(o->ctl_socket, c->ctl_socket))
+		json_object_array_add(list, json_object_new_string("global.ctl_socket"));
+	if (o->snmp_config_id != c->snmp_config_id)
+		json_object_array_add(list, json_object_new_string("global.snmp_config_id"));
+}
+
+static void globals_apply(const struct l2tpd_config *o, const struct l2tpd_config *c)
+{
+	char err[256];
+
+	if (c->hostname[0])
+		snprintf(l2tpd.hostname, sizeof(l2tpd.hostname), "%s", c->hostname);
+	if (c->router_id_set)
+		l2tpd.router_id = c->router_id;
+	if (listen_changed(o, c)) {
+		transport_shutdown();
+		if (transport_init(c, err, sizeof(err)) < 0)
+			log_warnx("reload: %s", err);
+	}
+}
+
+void config_apply(struct l2tpd_config *newc, json_object *summary)
+{
+	struct l2tpd_config *old = l2tpd.conf;
+	struct reload_counts n = { 0 };
+	json_object *rr = json_object_new_array();
+
+	restart_required(old, newc, rr);
+	/* keep what cannot change at run time, so state and config agree */
+	snprintf(newc->event_loop, sizeof(newc->event_loop), "%s", old->event_loop);
+	snprintf(newc->dataplane, sizeof(newc->dataplane), "%s", old->dataplane);
+	snprintf(newc->ctl_socket, sizeof(newc->ctl_socket), "%s", old->ctl_socket);
+	newc->snmp_config_id = old->snmp_config_id;
+	l2tpd.conf = newc;
+	globals_apply(old, newc);
+	tunnels_apply(old, newc, &n);
+	config_free(old);
+	log_info("reload: tunnels kept %u, started %u, restarted %u, deleted %u; sessions started %u, deleted %u",
+		 n.kept, n.started, n.restarted, n.deleted, n.sess_started, n.sess_deleted);
+	json_add_int(summary, "tunnels_kept", n.kept);
+	json_add_int(summary, "tunnels_started", n.started);
+	json_add_int(summary, "tunnels_restarted", n.restarted);
+	json_add_int(summary, "tunnels_deleted", n.deleted);
+	json_add_int(summary, "sessions_started", n.sess_started);
+	json_add_int(summary, "sessions_deleted", n.sess_deleted);
+	json_object_object_add(summary, "restart_required", rr);
+}

@@ -1,0 +1,394 @@
+/*
+ * src/session.c - sessions (pseudowires) of a tunnel.
+ *
+ * The protocol state is the engine's struct l2tp_sess; this object adds the
+ * host-wide index by local Session ID (IDs are unique per host, as L2TP
+ * over IP demands), the name index, the profile, the data plane handle and
+ * the CLI waiters.  For sessions the peer opens, the object is created in
+ * the engine's accept callback; either way it dies in sess_freed.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dp.h"
+#include "l2tpv3d.h"
+#include "usl/log.h"
+
+static bool session_id_eq(const struct usl_hnode *n, const void *key)
+{
+	return usl_hash_entry(n, struct session, by_id)->id == *(const uint32_t *)key;
+}
+
+static bool session_name_eq(const struct usl_hnode *n, const void *key)
+{
+	return strcmp(usl_hash_entry(n, struct session, by_name)->name, key) == 0;
+}
+
+int session_init(void)
+{
+	if (usl_hash_init(&l2tpd.sessions, 1024, session_id_eq) < 0 ||
+	    usl_hash_init(&l2tpd.sessions_by_name, 64, session_name_eq) < 0)
+		return -1;
+	return 0;
+}
+
+struct session *session_find(uint32_t id)
+{
+	struct usl_hnode *n = usl_hash_lookup(&l2tpd.sessions, &id, usl_hash_u32(id));
+
+	return n ? usl_hash_entry(n, struct session, by_id) : NULL;
+}
+
+struct session *session_find_name(const char *name)
+{
+	struct usl_hnode *n = usl_hash_lookup(&l2tpd.sessions_by_name, name,
+					      usl_hash_bytes(name, strlen(name), 0));
+
+	return n ? usl_hash_entry(n, struct session, by_name) : NULL;
+}
+
+uint32_t session_alloc_id(void)
+{
+	uint32_t id;
+
+	if (l2tpd.n_sessions >= l2tpd.conf->max_sessions)
+		return 0;
+	do
+		id = random_u32_nonzero();
+	while (session_find(id) != NULL);
+	return id;
+}
+
+static struct session *session_new(struct tunnel *t, uint32_t id, const struct session_profile *prof,
+				   const char *name, enum origin origin)
+{
+	struct session *s = calloc(1, sizeof(*s));
+
+	if (s == NULL)
+		return NULL;
+	s->id = id;
+	s->tunnel = t;
+	s->origin = origin;
+	s->prof = *prof;
+	snprintf(s->profile, sizeof(s->profile), "%s", prof->name);
+	usl_list_init(&s->waiters);
+	s->created = usl_timerset_now(l2tpd.timers);
+	usl_hash_insert(&l2tpd.sessions, &s->by_id, usl_hash_u32(id));
+	if (name != NULL && name[0]) {
+		snprintf(s->name, sizeof(s->name), "%s", name);
+		usl_hash_insert(&l2tpd.sessions_by_name, &s->by_name,
+				usl_hash_bytes(s->name, strlen(s->name), 0));
+		s->named = true;
+	}
+	usl_list_add_tail(&t->sessions, &s->tunnel_link);
+	t->n_sessions++;
+	l2tpd.n_sessions++;
+	return s;
+}
+
+static void session_unindex_free(struct session *s)
+{
+	usl_hash_remove(&l2tpd.sessions, &s->by_id);
+	if (s->named)
+		usl_hash_remove(&l2tpd.sessions_by_name, &s->by_name);
+	usl_list_del(&s->tunnel_link);
+	s->tunnel->n_sessions--;
+	l2tpd.n_sessions--;
+	free(s);
+}
+
+static void sess_cfg_from_profile(struct l2tp_sess_cfg *cfg, const struct session_profile *p,
+				  const char *remote_end_id)
+{
+	l2tp_sess_cfg_init(cfg);
+	cfg->pw_type = p->pw_type;
+	cfg->cookie_len = p->cookie_len;
+	cfg->l2ss = p->l2spec;
+	cfg->data_seq = p->data_seq;
+	if (remote_end_id != NULL && remote_end_id[0]) {
+		cfg->remote_end_id = (const uint8_t *)remote_end_id;
+		cfg->remote_end_id_len = (uint16_t)strlen(remote_end_id);
+	}
+}
+
+static enum ctl_status session_check_limits(const struct tunnel *t, char *err, size_t errlen)
+{
+	uint32_t per_tunnel = t->prof.max_sessions ? t->prof.max_sessions
+						   : l2tpd.conf->max_sessions_per_tunnel;
+
+	if (l2tpd.n_sessions >= l2tpd.conf->max_sessions) {
+		snprintf(err, errlen, "max_sessions (%u) reached", l2tpd.conf->max_sessions);
+		return CTL_E_LIMIT;
+	}
+	if (per_tunnel && t->n_sessions >= per_tunnel) {
+		snprintf(err, errlen, "tunnel %u has its maximum of %u sessions", t->id, per_tunnel);
+		return CTL_E_LIMIT;
+	}
+	return CTL_OK;
+}
+
+static const char *sess_open_error(int e)
+{
+	switch (e) {
+	case ENOTCONN:		return "tunnel is closing";
+	case EPROTONOSUPPORT:	return "peer did not advertise this pseudowire type";
+	case EINVAL:		return "invalid session parameters";
+	case EAGAIN:		return "no session id available";
+	default:		return strerror(e);
+	}
+}
+
+struct session *session_open(struct tunnel *t, const struct session_profile *prof,
+			     const char *name, const char *remote_end_id, enum origin origin,
+			     enum ctl_status *st, char *err, size_t errlen)
+{
+	struct l2tp_sess_cfg cfg;
+	struct session *s;
+	uint32_t id;
+
+	if ((*st = session_check_limits(t, err, errlen)) != CTL_OK)
+		return NULL;
+	if (name != NULL && name[0] && session_find_name(name) != NULL) {
+		snprintf(err, errlen, "a session named '%s' already exists", name);
+		*st = CTL_E_EXISTS;
+		return NULL;
+	}
+	id = session_alloc_id();
+	s = id ? session_new(t, id, prof, name, origin) : NULL;
+	if (s == NULL) {
+		snprintf(err, errlen, "no session id or memory available");
+		*st = CTL_E_LIMIT;
+		return NULL;
+	}
+	sess_cfg_from_profile(&cfg, prof, remote_end_id);
+	cfg.local_sid = id;
+	s->sess = l2tp_sess_open(t->cc, &cfg, s);
+	if (s->sess == NULL) {
+		snprintf(err, errlen, "%s", sess_open_error(errno));
+		*st = errno == EPROTONOSUPPORT || errno == EINVAL ? CTL_E_INVALID : CTL_E_PEER;
+		session_unindex_free(s);
+		return NULL;
+	}
+	ctl_event("session-created", t, s, NULL);
+	*st = CTL_OK;
+	return s;
+}
+
+void session_delete(struct session *s, uint16_t result, const char *msg)
+{
+	if (s->sess != NULL)
+		l2tp_sess_close(s->sess, result, 0, msg);
+}
+
+/* ---- engine callbacks --------------------------------------------------- */
+
+int session_on_accept(struct l2tp_cc *cc, struct l2tp_sess *ls, const struct l2tp_msg *req,
+		      struct l2tp_sess_cfg *out)
+{
+	struct tunnel *t = l2tp_cc_user(cc);
+	const struct session_profile *prof;
+	struct session *s;
+	char err[128];
+
+	prof = config_session_profile(l2tpd.conf, t->session_profile[0] ? t->session_profile
+									 : "default");
+	if (prof == NULL)
+		prof = &l2tpd.conf->session_profiles[0];
+	if (session_check_limits(t, err, sizeof(err)) != CTL_OK || l2tpd.shutting_down) {
+		log_info("tunnel %u: refusing session: %s", t->id, err);
+		return L2TP_CDN_NO_RESOURCES_TEMP;
+	}
+	s = session_new(t, l2tp_sess_local_sid(ls), prof, NULL, ORIGIN_PEER);
+	if (s == NULL)
+		return L2TP_CDN_NO_RESOURCES_TEMP;
+	s->sess = ls;
+	l2tp_sess_set_user(ls, s);
+	out->cookie_len = prof->cookie_len;
+	out->l2ss = prof->l2spec;
+	/* sequencing: what the peer asks for wins, else the profile */
+	if (out->data_seq == 0)
+		out->data_seq = prof->data_seq;
+	(void)req;
+	ctl_event("session-created", t, s, NULL);
+	return 0;
+}
+
+static void session_reply_waiters(struct session *s, enum ctl_status st, const char *err,
+				  const struct l2tp_result *why)
+{
+	struct usl_list *pos, *tmp;
+
+	usl_list_foreach_safe(pos, tmp, &s->waiters) {
+		json_object *data = NULL;
+
+		usl_list_del(pos);
+		if (st == CTL_OK) {
+			data = session_json(s, false);
+		} else if (why != NULL) {
+			data = json_object_new_object();
+			json_object_object_add(data, "result", result_json(why, false));
+		}
+		ctl_req_reply(ctl_req_from_link(pos), st, err, data);
+	}
+}
+
+static void session_announce_down(struct session *s, const struct l2tp_result *why)
+{
+	char err[256];
+	enum ctl_status st = CTL_E_PEER;
+
+	if (s->up) {
+		s->up = false;
+		l2tpd.n_sessions_up--;
+		ctl_event("session-down", s->tunnel, s, why);
+		hooks_run("session-down", s->tunnel, s);
+	}
+	if (usl_list_empty(&s->waiters))
+		return;
+	if (s->sess != NULL && l2tp_sess_dp_state(s->sess) == L2TP_DP_FAILED) {
+		st = CTL_E_DATAPLANE;
+		snprintf(err, sizeof(err), "data plane refused the session");
+	} else {
+		snprintf(err, sizeof(err), "session closed: CDN result %u (%s)%s%.*s",
+			 why ? why->result : 0, why ? l2tp_cdn_result_name(why->result) : "?",
+			 why && why->message.len ? ": " : "", why ? (int)why->message.len : 0,
+			 why && why->message.p ? (const char *)why->message.p : "");
+	}
+	session_reply_waiters(s, st, err, why);
+}
+
+void session_on_event(struct l2tp_cc *cc, struct l2tp_sess *ls, enum l2tp_sess_state from,
+		      enum l2tp_sess_state to, const struct l2tp_result *why)
+{
+	struct session *s = l2tp_sess_user(ls);
+
+	(void)cc;
+	if (s == NULL)
+		return;
+	log_debug("session %u: %s -> %s", s->id, l2tp_sess_state_name(from),
+		  l2tp_sess_state_name(to));
+	if (to == L2TP_SESS_ESTABLISHED && !s->up) {
+		s->up = true;
+		s->established = usl_timerset_now(l2tpd.timers);
+		l2tpd.n_sessions_up++;
+		session_reply_waiters(s, CTL_OK, NULL, NULL);
+		ctl_event("session-up", s->tunnel, s, NULL);
+		hooks_run("session-up", s->tunnel, s);
+	} else if (to == L2TP_SESS_CLOSED) {
+		session_announce_down(s, why);
+	}
+}
+
+void session_on_freed(struct l2tp_cc *cc, struct l2tp_sess *ls)
+{
+	struct session *s = l2tp_sess_user(ls);
+
+	(void)cc;
+	if (s == NULL)
+		return;
+	session_announce_down(s, l2tp_sess_close_reason(ls));
+	ctl_event("session-deleted", s->tunnel, s, l2tp_sess_close_reason(ls));
+	s->sess = NULL;
+	session_unindex_free(s);
+}
+
+int session_on_dp_create(struct l2tp_cc *cc, struct l2tp_sess *ls)
+{
+	struct session *s = l2tp_sess_user(ls);
+
+	(void)cc;
+	return l2tpd.dp->session_create(s);
+}
+
+void session_on_dp_delete(struct l2tp_cc *cc, struct l2tp_sess *ls)
+{
+	struct session *s = l2tp_sess_user(ls);
+
+	(void)cc;
+	if (s != NULL)
+		l2tpd.dp->session_delete(s);
+}
+
+void session_dp_done(struct session *s, int err)
+{
+	if (err != 0)
+		log_warnx("session %u: data plane: %s", s->id, strerror(-err));
+	l2tp_sess_dp_done(s->sess, err);
+}
+
+/* ---- presentation ------------------------------------------------------- */
+
+static json_object *session_stats_json(const struct session *s)
+{
+	struct dp_session_stats st;
+	json_object *o;
+
+	if (l2tpd.dp->session_stats(s, &st) < 0)
+		return NULL;
+	o = json_object_new_object();
+	json_add_int(o, "tx_packets", (int64_t)st.tx_packets);
+	json_add_int(o, "tx_bytes", (int64_t)st.tx_bytes);
+	json_add_int(o, "tx_errors", (int64_t)st.tx_errors);
+	json_add_int(o, "rx_packets", (int64_t)st.rx_packets);
+	json_add_int(o, "rx_bytes", (int64_t)st.rx_bytes);
+	json_add_int(o, "rx_errors", (int64_t)st.rx_errors);
+	json_add_int(o, "rx_seq_discards", (int64_t)st.rx_seq_discards);
+	json_add_int(o, "rx_oos_packets", (int64_t)st.rx_oos_packets);
+	json_add_int(o, "rx_cookie_discards", (int64_t)st.rx_cookie_discards);
+	return o;
+}
+
+static const char *l2spec_name(uint16_t v)
+{
+	return v ? "default" : "none";
+}
+
+json_object *session_json(const struct session *s, bool detail)
+{
+	json_object *o = json_object_new_object();
+	usl_time now = usl_timerset_now(l2tpd.timers);
+	const struct l2tp_sess *ls = s->sess;
+	const uint8_t *rei;
+	uint16_t rei_len = 0;
+	uint8_t clen = 0, pclen = 0;
+
+	json_add_int(o, "session_id", s->id);
+	json_add_int(o, "tunnel_id", s->tunnel->id);
+	json_add_str(o, "name", s->name);
+	json_add_str(o, "origin", origin_name(s->origin));
+	json_add_str(o, "ifname", s->ifname);
+	json_add_int(o, "uptime", s->up ? usl_time_to_ms(usl_time_sub(now, s->established)) / 1000 : 0);
+	if (ls == NULL) {
+		json_add_str(o, "state", "closed");
+		return o;
+	}
+	json_add_int(o, "peer_session_id", l2tp_sess_remote_sid(ls));
+	json_add_str(o, "state", l2tp_sess_state_name(l2tp_sess_state(ls)));
+	json_add_str(o, "pw_type", config_pw_type_name(l2tp_sess_pw_type(ls)));
+	l2tp_sess_cookie(ls, &clen);
+	l2tp_sess_peer_cookie(ls, &pclen);
+	json_add_int(o, "cookie_len", clen);
+	json_add_int(o, "peer_cookie_len", pclen);
+	json_add_str(o, "l2spec", l2spec_name(l2tp_sess_l2ss(ls)));
+	json_add_str(o, "data_seq", config_data_seq_name(l2tp_sess_data_seq(ls)));
+	rei = l2tp_sess_remote_end_id(ls, &rei_len);
+	json_object_object_add(o, "remote_end_id",
+			       json_object_new_string_len(rei ? (const char *)rei : "", rei ? rei_len : 0));
+	json_add_str(o, "circuit", l2tp_sess_peer_active(ls) ? "up" : "down");
+	if (detail) {
+		json_object *st = session_stats_json(s);
+		json_object *dp = l2tpd.dp->describe ? l2tpd.dp->describe(s->tunnel, s) : NULL;
+		if (st != NULL)
+			json_object_object_add(o, "stats", st);
+		if (dp != NULL)
+			json_object_object_add(o, "dataplane", dp);
+	}
+	return o;
+}
+
+void session_add_waiter(struct session *s, struct ctl_req *r)
+{
+	usl_list_add_tail(&s->waiters, ctl_req_link(r));
+}

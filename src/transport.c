@@ -1,0 +1,384 @@
+/*
+ * src/transport.c - control message sockets: UDP (port 1701) and L2TP over
+ * IP (protocol 115), IPv4 and IPv6.
+ *
+ * One listening socket per configured local address takes new SCCRQs.
+ * Every tunnel then gets its own socket, bound to the local address and
+ * connected to the peer: that is the socket the kernel data plane takes
+ * over (L2TP_ATTR_FD), and it keeps per-tunnel demultiplexing in the
+ * kernel's socket hash instead of in our code.
+ *
+ * A tunnel we initiate from an ephemeral port stays unconnected until the
+ * first reply: peers may answer from another port than 1701 (RFC 3931
+ * 4.1.2.2) and we follow it.  Reads are batched with recvmmsg().
+ */
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/l2tp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "l2tpv3d.h"
+#include "usl/log.h"
+
+#ifndef IPPROTO_L2TP
+#define IPPROTO_L2TP	115	/* glibc does not name it */
+#endif
+
+#define RX_BATCH	16
+#define RX_BUFSZ	L2TP_MAX_MSG
+
+struct listener {
+	int fd;
+	struct usl_fd *ev;
+	enum l2tp_encap encap;
+	int family;
+};
+
+static struct listener listeners[2 * CFG_MAX_LISTEN];
+static unsigned n_listeners;
+
+/* Receive buffers shared by every socket: one loop, one reader at a time. */
+static uint8_t rx_buf[RX_BATCH][RX_BUFSZ];
+static struct sockaddr_storage rx_from[RX_BATCH];
+static uint8_t rx_cmsg[RX_BATCH][CMSG_SPACE(sizeof(struct in6_pktinfo))];
+static struct mmsghdr rx_msgs[RX_BATCH];
+static struct iovec rx_iov[RX_BATCH];
+
+static void rx_prepare(bool with_cmsg)
+{
+	for (int i = 0; i < RX_BATCH; i++) {
+		rx_iov[i].iov_base = rx_buf[i];
+		rx_iov[i].iov_len = RX_BUFSZ;
+		memset(&rx_msgs[i].msg_hdr, 0, sizeof(rx_msgs[i].msg_hdr));
+		rx_msgs[i].msg_hdr.msg_iov = &rx_iov[i];
+		rx_msgs[i].msg_hdr.msg_iovlen = 1;
+		rx_msgs[i].msg_hdr.msg_name = &rx_from[i];
+		rx_msgs[i].msg_hdr.msg_namelen = sizeof(rx_from[i]);
+		if (with_cmsg) {
+			rx_msgs[i].msg_hdr.msg_control = rx_cmsg[i];
+			rx_msgs[i].msg_hdr.msg_controllen = sizeof(rx_cmsg[i]);
+		}
+	}
+}
+
+/* The local address a datagram was sent to (wildcard listeners). */
+static void rx_dest(struct msghdr *mh, int family, uint16_t port, struct sockaddr_storage *to)
+{
+	struct cmsghdr *c;
+
+	memset(to, 0, sizeof(*to));
+	to->ss_family = (sa_family_t)family;
+	for (c = CMSG_FIRSTHDR(mh); c != NULL; c = CMSG_NXTHDR(mh, c)) {
+		if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
+			struct in_pktinfo pi;
+			memcpy(&pi, CMSG_DATA(c), sizeof(pi));
+			((struct sockaddr_in *)to)->sin_addr = pi.ipi_addr;
+		} else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_PKTINFO) {
+			struct in6_pktinfo pi;
+			memcpy(&pi, CMSG_DATA(c), sizeof(pi));
+			((struct sockaddr_in6 *)to)->sin6_addr = pi.ipi6_addr;
+		}
+	}
+	sockaddr_set_port((struct sockaddr *)to, port);
+}
+
+static void listener_read(int fd, short what, void *arg)
+{
+	struct listener *l = arg;
+	struct sockaddr_storage to;
+	int n;
+
+	(void)what;
+	rx_prepare(true);
+	n = recvmmsg(fd, rx_msgs, RX_BATCH, MSG_DONTWAIT, NULL);
+	if (n < 0) {
+		if (errno != EAGAIN && errno != EINTR)
+			log_warn("listener recvmmsg");
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		l2tpd.stats.rx_datagrams++;
+		rx_dest(&rx_msgs[i].msg_hdr, l->family, l2tpd.conf->udp_port, &to);
+		tunnel_input_listener(fd, rx_buf[i], rx_msgs[i].msg_len,
+				      (struct sockaddr *)&rx_from[i], (struct sockaddr *)&to,
+				      l->encap);
+	}
+}
+
+static int set_nonblock_cloexec(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		return -1;
+	return fcntl(fd, F_SETFD, FD_CLOEXEC);
+}
+
+/* An L2TP/IP socket's address: the CCID it takes control messages for. */
+static socklen_t l2tpip_addr(const struct sockaddr *sa, uint32_t ccid,
+			     struct sockaddr_storage *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (sa->sa_family == AF_INET6) {
+		struct sockaddr_l2tpip6 *a = (void *)out;
+		a->l2tp_family = AF_INET6;
+		a->l2tp_addr = ((const struct sockaddr_in6 *)sa)->sin6_addr;
+		a->l2tp_scope_id = ((const struct sockaddr_in6 *)sa)->sin6_scope_id;
+		a->l2tp_conn_id = ccid;
+		return sizeof(*a);
+	}
+	struct sockaddr_l2tpip *a = (void *)out;
+	a->l2tp_family = AF_INET;
+	a->l2tp_addr = ((const struct sockaddr_in *)sa)->sin_addr;
+	a->l2tp_conn_id = ccid;
+	return sizeof(*a);
+}
+
+static int open_listener(const struct cfg_addr *ca, enum l2tp_encap encap, uint16_t port,
+			 char *err, size_t errlen)
+{
+	struct listener *l = &listeners[n_listeners];
+	int family = ca->ss.ss_family, one = 1, fd;
+	struct sockaddr_storage a;
+	socklen_t alen;
+
+	fd = socket(family, SOCK_DGRAM, encap == L2TP_ENCAP_IP ? IPPROTO_L2TP : IPPROTO_UDP);
+	if (fd < 0)
+		goto fail;
+	if (set_nonblock_cloexec(fd) < 0)
+		goto fail;
+	if (family == AF_INET6 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) < 0)
+		goto fail;
+	if (encap == L2TP_ENCAP_UDP) {
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (family == AF_INET)
+			setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one));
+		else
+			setsockopt(fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &one, sizeof(one));
+		memcpy(&a, &ca->ss, sizeof(a));
+		sockaddr_set_port((struct sockaddr *)&a, port);
+		alen = sockaddr_len((struct sockaddr *)&a);
+	} else {
+		alen = l2tpip_addr((const struct sockaddr *)&ca->ss, 0, &a);
+	}
+	if (bind(fd, (struct sockaddr *)&a, alen) < 0)
+		goto fail;
+	l->fd = fd;
+	l->encap = encap;
+	l->family = family;
+	l->ev = usl_fd_add(l2tpd.loop, fd, USL_READ, listener_read, l);
+	if (l->ev == NULL)
+		goto fail;
+	n_listeners++;
+	return 0;
+fail:
+	snprintf(err, errlen, "listen on %s (%s): %s", sockaddr_ntop((const void *)&ca->ss),
+		 encap == L2TP_ENCAP_IP ? "ip" : "udp", strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+int transport_init(const struct l2tpd_config *c, char *err, size_t errlen)
+{
+	for (unsigned i = 0; i < c->n_listen; i++) {
+		if (open_listener(&c->listen[i], L2TP_ENCAP_UDP, c->udp_port, err, errlen) < 0)
+			return -1;
+		if (c->listen_ip &&
+		    open_listener(&c->listen[i], L2TP_ENCAP_IP, 0, err, errlen) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+void transport_shutdown(void)
+{
+	for (unsigned i = 0; i < n_listeners; i++) {
+		usl_fd_del(listeners[i].ev);
+		close(listeners[i].fd);
+	}
+	n_listeners = 0;
+}
+
+static void tunnel_sock_read(int fd, short what, void *arg)
+{
+	struct tunnel *t = arg;
+	uint32_t id = t->id;
+	int n;
+
+	(void)what;
+	rx_prepare(false);
+	n = recvmmsg(fd, rx_msgs, RX_BATCH, MSG_DONTWAIT, NULL);
+	if (n < 0) {
+		if (errno != EAGAIN && errno != EINTR)
+			log_debug("tunnel %u: recv: %s", id, strerror(errno));
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		l2tpd.stats.rx_datagrams++;
+		/* the tunnel may go away while handling a message of the batch */
+		if (i > 0 && tunnel_find(id) != t)
+			return;
+		tunnel_input(t, rx_buf[i], rx_msgs[i].msg_len, (struct sockaddr *)&rx_from[i]);
+	}
+}
+
+static int tunnel_bind(struct tunnel *t, int fd)
+{
+	struct sockaddr_storage a;
+	socklen_t alen;
+	int one = 1;
+
+	if (t->encap == L2TP_ENCAP_IP) {
+		alen = l2tpip_addr((struct sockaddr *)&t->local, t->id, &a);
+		return bind(fd, (struct sockaddr *)&a, alen);
+	}
+	memcpy(&a, &t->local, sizeof(a));
+	if (t->prof.udp_src_port == CFG_SPORT_1701) {
+		/* shares 1701 with the listener: the connected socket wins the lookup */
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		sockaddr_set_port((struct sockaddr *)&a, l2tpd.conf->udp_port);
+	}
+	return bind(fd, (struct sockaddr *)&a, sockaddr_len((struct sockaddr *)&a));
+}
+
+int transport_tunnel_open(struct tunnel *t, char *err, size_t errlen)
+{
+	int family = t->remote.ss_family;
+	int proto = t->encap == L2TP_ENCAP_IP ? IPPROTO_L2TP : IPPROTO_UDP;
+	int fd = socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, proto);
+
+	if (fd < 0) {
+		snprintf(err, errlen, "%s socket: %s%s", t->encap == L2TP_ENCAP_IP ? "l2tp/ip" : "udp",
+			 strerror(errno), errno == EPROTONOSUPPORT ?
+			 " (no L2TP over IP in this kernel: use encap udp)" : "");
+		return -1;
+	}
+	if (t->local.ss_family == AF_UNSPEC) {
+		memset(&t->local, 0, sizeof(t->local));
+		t->local.ss_family = (sa_family_t)family;
+	}
+	if (tunnel_bind(t, fd) < 0) {
+		snprintf(err, errlen, "bind %s: %s", sockaddr_ntop((struct sockaddr *)&t->local),
+			 strerror(errno));
+		close(fd);
+		return -1;
+	}
+	t->local_len = sizeof(t->local);
+	getsockname(fd, (struct sockaddr *)&t->local, &t->local_len);
+	t->fd = fd;
+	t->ev = usl_fd_add(l2tpd.loop, fd, USL_READ, tunnel_sock_read, t);
+	if (t->ev == NULL) {
+		snprintf(err, errlen, "event registration failed");
+		close(fd);
+		t->fd = -1;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Connects the tunnel socket to where the peer talks from, so the kernel
+ * delivers only this peer's datagrams to it (and data-plane handover works).
+ */
+int transport_tunnel_connect(struct tunnel *t, const struct sockaddr *peer)
+{
+	struct sockaddr_storage a;
+	socklen_t alen;
+
+	if (t->encap == L2TP_ENCAP_IP) {
+		alen = l2tpip_addr(peer, l2tp_cc_peer_ccid(t->cc), &a);
+	} else {
+		alen = sockaddr_len(peer);
+		memcpy(&a, peer, alen);
+	}
+	if (connect(t->fd, (struct sockaddr *)&a, alen) < 0)
+		return -1;
+	memcpy(&t->remote, peer, sockaddr_len(peer));
+	t->remote_len = sockaddr_len(peer);
+	t->connected = true;
+	t->local_len = sizeof(t->local);
+	getsockname(t->fd, (struct sockaddr *)&t->local, &t->local_len);
+	return 0;
+}
+
+void transport_tunnel_close(struct tunnel *t)
+{
+	if (t->ev != NULL)
+		usl_fd_del(t->ev);
+	t->ev = NULL;
+	if (t->fd >= 0)
+		close(t->fd);
+	t->fd = -1;
+}
+
+int transport_send(struct tunnel *t, const uint8_t *buf, size_t len)
+{
+	struct sockaddr_storage a;
+	socklen_t alen;
+	ssize_t n;
+
+	if (t->connected) {
+		n = send(t->fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+	} else {
+		if (t->encap == L2TP_ENCAP_IP)
+			alen = l2tpip_addr((struct sockaddr *)&t->remote, 0, &a);
+		else
+			memcpy(&a, &t->remote, alen = sockaddr_len((struct sockaddr *)&t->remote));
+		n = sendto(t->fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL, (struct sockaddr *)&a, alen);
+	}
+	if (n < 0) {
+		/* the reliable layer retransmits; a lost datagram is not fatal */
+		l2tpd.stats.tx_errors++;
+		log_debug("tunnel %u: send: %s", t->id, strerror(errno));
+		return -1;
+	}
+	l2tpd.stats.tx_datagrams++;
+	return 0;
+}
+
+int transport_listener_reply(int lfd, const struct sockaddr *to, const struct sockaddr *from,
+			     const uint8_t *buf, size_t len)
+{
+	struct msghdr mh = { 0 };
+	struct iovec iov = { (void *)buf, len };
+	uint8_t cbuf[CMSG_SPACE(sizeof(struct in6_pktinfo))] = { 0 };
+	struct cmsghdr *c;
+
+	mh.msg_name = (void *)to;
+	mh.msg_namelen = sockaddr_len(to);
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	/* answer from the address the request was sent to */
+	if (from != NULL && from->sa_family == AF_INET) {
+		struct in_pktinfo pi = { .ipi_spec_dst = ((const struct sockaddr_in *)from)->sin_addr };
+		mh.msg_control = cbuf;
+		mh.msg_controllen = CMSG_SPACE(sizeof(pi));
+		c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = IPPROTO_IP;
+		c->cmsg_type = IP_PKTINFO;
+		c->cmsg_len = CMSG_LEN(sizeof(pi));
+		memcpy(CMSG_DATA(c), &pi, sizeof(pi));
+	} else if (from != NULL && from->sa_family == AF_INET6) {
+		struct in6_pktinfo pi = { .ipi6_addr = ((const struct sockaddr_in6 *)from)->sin6_addr };
+		mh.msg_control = cbuf;
+		mh.msg_controllen = CMSG_SPACE(sizeof(pi));
+		c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = IPPROTO_IPV6;
+		c->cmsg_type = IPV6_PKTINFO;
+		c->cmsg_len = CMSG_LEN(sizeof(pi));
+		memcpy(CMSG_DATA(c), &pi, sizeof(pi));
+	}
+	if (sendmsg(lfd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
+		l2tpd.stats.tx_errors++;
+		return -1;
+	}
+	l2tpd.stats.tx_datagrams++;
+	return 0;
+}

@@ -1,0 +1,287 @@
+/*
+ * tests/unit/check_loop.c - usl/loop on each backend we support: fds,
+ * write interest, timers through the single libevent timer, signals, and
+ * refusing a backend that does not exist.  Real timeouts are a few ms.
+ */
+#include <check.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "usl/loop.h"
+
+static const char *const backends[] = { "epoll", "poll" };
+#define NBACKENDS ((int)(sizeof(backends) / sizeof(backends[0])))
+
+static struct usl_loop *loop;
+static int sv[2];
+
+struct fd_ctx {
+	int calls;
+	short last_what;
+	struct usl_fd *self;
+	bool del_self;
+};
+
+static struct usl_loop *new_loop(const char *backend)
+{
+	char err[256] = "";
+	struct usl_loop *l = usl_loop_new(backend, err, sizeof(err));
+
+	ck_assert_msg(l != NULL, "usl_loop_new(%s): %s", backend, err);
+	ck_assert_str_eq(usl_loop_backend(l), backend);
+	ck_assert_ptr_nonnull(usl_loop_base(l));
+	return l;
+}
+
+static void open_pair(void)
+{
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+}
+
+static void close_pair(void)
+{
+	close(sv[0]);
+	close(sv[1]);
+}
+
+static void fd_cb(int fd, short what, void *arg)
+{
+	struct fd_ctx *c = arg;
+	char buf[64];
+
+	c->calls++;
+	c->last_what = what;
+	if (what & USL_READ)
+		ck_assert_int_gt(read(fd, buf, sizeof(buf)), 0);
+	if (c->del_self)
+		usl_fd_del(c->self);
+}
+
+START_TEST(test_backend_selected)
+{
+	const char **avail = usl_loop_backends_available();
+	bool found = false;
+
+	for (; *avail; avail++)
+		found |= strcmp(*avail, backends[_i]) == 0;
+	ck_assert_msg(found, "%s not in the available list", backends[_i]);
+	loop = new_loop(backends[_i]);
+	usl_loop_free(loop);
+}
+END_TEST
+
+START_TEST(test_fd_read)
+{
+	struct fd_ctx c = { 0 };
+
+	loop = new_loop(backends[_i]);
+	open_pair();
+	c.self = usl_fd_add(loop, sv[0], USL_READ, fd_cb, &c);
+	ck_assert_ptr_nonnull(c.self);
+	/* Nothing readable: a non-blocking pass calls nothing. */
+	ck_assert_int_eq(usl_loop_run_once(loop, false), 0);
+	ck_assert_int_eq(c.calls, 0);
+	ck_assert_int_eq(write(sv[1], "x", 1), 1);
+	ck_assert_int_eq(usl_loop_run_once(loop, true), 0);
+	ck_assert_int_eq(c.calls, 1);
+	ck_assert_int_eq(c.last_what, USL_READ);
+	/* Persistent: a second write is delivered too. */
+	ck_assert_int_eq(write(sv[1], "y", 1), 1);
+	ck_assert_int_eq(usl_loop_run_once(loop, true), 0);
+	ck_assert_int_eq(c.calls, 2);
+	/* A callback may delete its own watch. */
+	c.del_self = true;
+	ck_assert_int_eq(write(sv[1], "z", 1), 1);
+	ck_assert_int_eq(usl_loop_run_once(loop, true), 0);
+	ck_assert_int_eq(c.calls, 3);
+	ck_assert_int_eq(write(sv[1], "w", 1), 1);
+	ck_assert_int_eq(usl_loop_run_once(loop, false), 0);
+	ck_assert_int_eq(c.calls, 3);
+	close_pair();
+	usl_loop_free(loop);
+}
+END_TEST
+
+START_TEST(test_fd_write_interest)
+{
+	struct fd_ctx c = { 0 };
+
+	loop = new_loop(backends[_i]);
+	open_pair();
+	c.self = usl_fd_add(loop, sv[0], USL_READ, fd_cb, &c);
+	ck_assert_ptr_nonnull(c.self);
+	/* An idle socket is writable: asking for USL_WRITE delivers it. */
+	ck_assert_int_eq(usl_fd_set_events(c.self, USL_READ | USL_WRITE), 0);
+	ck_assert_int_eq(usl_loop_run_once(loop, true), 0);
+	ck_assert_int_eq(c.calls, 1);
+	ck_assert_int_eq(c.last_what, USL_WRITE);
+	/* Back to read only: no more write events. */
+	ck_assert_int_eq(usl_fd_set_events(c.self, USL_READ), 0);
+	ck_assert_int_eq(usl_loop_run_once(loop, false), 0);
+	ck_assert_int_eq(c.calls, 1);
+	/* Watching nothing: even readable data is not reported... */
+	ck_assert_int_eq(usl_fd_set_events(c.self, 0), 0);
+	ck_assert_int_eq(write(sv[1], "x", 1), 1);
+	ck_assert_int_eq(usl_loop_run_once(loop, false), 0);
+	ck_assert_int_eq(c.calls, 1);
+	/* ...until read interest comes back. */
+	ck_assert_int_eq(usl_fd_set_events(c.self, USL_READ), 0);
+	ck_assert_int_eq(usl_loop_run_once(loop, true), 0);
+	ck_assert_int_eq(c.calls, 2);
+	ck_assert_int_eq(c.last_what, USL_READ);
+	usl_fd_del(c.self);
+	close_pair();
+	usl_loop_free(loop);
+}
+END_TEST
+
+struct tctx {
+	struct usl_timer t;
+	int id;
+	usl_time fired_at;
+};
+
+static int fire_order[8];
+static int nfired;
+
+static void timer_cb(struct usl_timer *t)
+{
+	struct tctx *c = usl_container_of(t, struct tctx, t);
+
+	c->fired_at = usl_clock_now(&usl_clock_monotonic);
+	fire_order[nfired++] = c->id;
+	if (c->id == 3)
+		usl_loop_exit(loop);
+}
+
+static void guard_cb(struct usl_timer *t)
+{
+	ck_abort_msg("guard timer fired: the loop did not deliver timers");
+}
+
+START_TEST(test_timers)
+{
+	struct tctx a = { .id = 1 }, b = { .id = 2 }, c = { .id = 3 }, d = { .id = 4 };
+	struct usl_timer guard;
+	struct usl_timerset *ts;
+	usl_time start;
+
+	loop = new_loop(backends[_i]);
+	ts = usl_loop_timers(loop);
+	nfired = 0;
+	usl_timer_init(&a.t, timer_cb);
+	usl_timer_init(&b.t, timer_cb);
+	usl_timer_init(&c.t, timer_cb);
+	usl_timer_init(&d.t, timer_cb);
+	usl_timer_init(&guard, guard_cb);
+	start = usl_clock_now(&usl_clock_monotonic);
+	usl_timer_arm(ts, &guard, usl_time_s(5));
+	/* Armed out of order; the earliest moves twice. */
+	usl_timer_arm(ts, &c.t, usl_time_ms(15));
+	usl_timer_arm(ts, &b.t, usl_time_ms(8));
+	usl_timer_arm(ts, &a.t, usl_time_ms(3));
+	usl_timer_arm(ts, &d.t, usl_time_ms(1));
+	usl_timer_cancel(&d.t);		/* cancelling the earliest re-arms the loop */
+	ck_assert_int_eq(usl_loop_run(loop), 0);
+	ck_assert_int_eq(nfired, 3);
+	ck_assert_int_eq(fire_order[0], 1);
+	ck_assert_int_eq(fire_order[1], 2);
+	ck_assert_int_eq(fire_order[2], 3);
+	/* Never early. */
+	ck_assert_int_ge(usl_time_sub(a.fired_at, start).ns, usl_time_ms(3).ns);
+	ck_assert_int_ge(usl_time_sub(c.fired_at, start).ns, usl_time_ms(15).ns);
+	ck_assert(usl_timer_armed(&guard));
+	/* Freeing the loop disarms what is left, so a later cancel is harmless. */
+	usl_loop_free(loop);
+	ck_assert(!usl_timer_armed(&guard));
+	usl_timer_cancel(&guard);
+}
+END_TEST
+
+static void sig_cb(int signo, void *arg)
+{
+	int *got = arg;
+
+	*got = signo;
+}
+
+START_TEST(test_signal)
+{
+	struct usl_sig *s;
+	int got = 0;
+
+	loop = new_loop(backends[_i]);
+	s = usl_sig_add(loop, SIGUSR1, sig_cb, &got);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(raise(SIGUSR1), 0);
+	ck_assert_int_eq(usl_loop_run_once(loop, true), 0);
+	ck_assert_int_eq(got, SIGUSR1);
+	usl_sig_del(s);
+	usl_loop_free(loop);
+}
+END_TEST
+
+START_TEST(test_unknown_backend)
+{
+	static const char *const bad[] = { "bogus", "kqueue", "" };
+	char err[256];
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		memset(err, 0, sizeof(err));
+		ck_assert_ptr_null(usl_loop_new(bad[i], err, sizeof(err)));
+		ck_assert_msg(strlen(err) > 0, "no error message for \"%s\"", bad[i]);
+		ck_assert_msg(strstr(err, "available: ") != NULL, "%s", err);
+		ck_assert_msg(strstr(err, "epoll") != NULL, "%s", err);
+	}
+	/* A tiny error buffer is truncated, not overrun. */
+	memset(err, 'X', sizeof(err));
+	ck_assert_ptr_null(usl_loop_new("bogus", err, 8));
+	ck_assert_int_eq(strlen(err), 7);
+	ck_assert_int_eq(err[8], 'X');
+}
+END_TEST
+
+START_TEST(test_default_backend)
+{
+	char err[256] = "";
+	struct usl_loop *l = usl_loop_new(NULL, err, sizeof(err));
+
+	ck_assert_msg(l != NULL, "%s", err);
+	ck_assert_ptr_nonnull(usl_loop_backend(l));
+	usl_loop_free(l);
+}
+END_TEST
+
+static Suite *loop_suite(void)
+{
+	Suite *s = suite_create("loop");
+	TCase *tc = tcase_create("backends");
+	TCase *tc_misc = tcase_create("misc");
+
+	tcase_set_timeout(tc, 20);
+	tcase_add_loop_test(tc, test_backend_selected, 0, NBACKENDS);
+	tcase_add_loop_test(tc, test_fd_read, 0, NBACKENDS);
+	tcase_add_loop_test(tc, test_fd_write_interest, 0, NBACKENDS);
+	tcase_add_loop_test(tc, test_timers, 0, NBACKENDS);
+	tcase_add_loop_test(tc, test_signal, 0, NBACKENDS);
+	suite_add_tcase(s, tc);
+	tcase_add_test(tc_misc, test_unknown_backend);
+	tcase_add_test(tc_misc, test_default_backend);
+	suite_add_tcase(s, tc_misc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(loop_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,206 @@
+/*
+ * usl/log.c - levelled logging to stderr or syslog, and a rate limiter.
+ *
+ * Messages are formatted once into a bounded buffer, then handed to the
+ * test sink, stderr or syslog.  A message that does not fit is truncated:
+ * logging must never fail or allocate.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+
+#include "log.h"
+
+#define LOG_MSG_MAX	1024
+
+static struct {
+	char ident[32];
+	enum log_level level;
+	bool to_stderr;
+	void (*sink)(enum log_level lvl, const char *msg, void *arg);
+	void *sink_arg;
+} log_state = { "usl", LOG_LVL_INFO, true, NULL, NULL };
+
+static const char *const level_names[] = {
+	[LOG_LVL_ERR] = "error",
+	[LOG_LVL_WARN] = "warning",
+	[LOG_LVL_INFO] = "info",
+	[LOG_LVL_DEBUG] = "debug",
+};
+
+static const int level_prio[] = {
+	[LOG_LVL_ERR] = LOG_ERR,
+	[LOG_LVL_WARN] = LOG_WARNING,
+	[LOG_LVL_INFO] = LOG_INFO,
+	[LOG_LVL_DEBUG] = LOG_DEBUG,
+};
+
+void log_init(const char *ident, enum log_level level, bool to_stderr)
+{
+	snprintf(log_state.ident, sizeof(log_state.ident), "%s", ident ? ident : "usl");
+	log_state.level = level;
+	log_state.to_stderr = to_stderr;
+	if (!to_stderr)
+		openlog(log_state.ident, LOG_PID | LOG_NDELAY, LOG_DAEMON);
+}
+
+void log_set_level(enum log_level level)
+{
+	log_state.level = level;
+}
+
+enum log_level log_get_level(void)
+{
+	return log_state.level;
+}
+
+void log_set_sink(void (*sink)(enum log_level lvl, const char *msg, void *arg), void *arg)
+{
+	log_state.sink = sink;
+	log_state.sink_arg = arg;
+}
+
+static void log_emit(enum log_level lvl, const char *msg)
+{
+	if (log_state.sink)
+		log_state.sink(lvl, msg, log_state.sink_arg);
+	else if (log_state.to_stderr)
+		fprintf(stderr, "%s: %s: %s\n", log_state.ident, level_names[lvl], msg);
+	else
+		syslog(level_prio[lvl], "%s", msg);
+}
+
+/*
+ * Formats and emits one message.  errnum >= 0 appends its strerror; suffix,
+ * when set, is appended after that.  errno is preserved for the caller.
+ */
+static void log_vemit(enum log_level lvl, int errnum, const char *suffix,
+		      const char *fmt, va_list ap)
+{
+	char msg[LOG_MSG_MAX];
+	int saved = errno;
+	int n;
+
+	if (lvl > log_state.level)
+		return;
+	n = vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (n < 0)
+		n = 0;
+	if ((size_t)n >= sizeof(msg))
+		n = sizeof(msg) - 1;
+	if (errnum >= 0)
+		n += snprintf(msg + n, sizeof(msg) - (size_t)n, ": %s", strerror(errnum));
+	if (suffix && (size_t)n < sizeof(msg))
+		snprintf(msg + n, sizeof(msg) - (size_t)n, "%s", suffix);
+	log_emit(lvl, msg);
+	errno = saved;
+}
+
+void log_warn(const char *fmt, ...)
+{
+	int errnum = errno;
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vemit(LOG_LVL_WARN, errnum, NULL, fmt, ap);
+	va_end(ap);
+}
+
+void log_warnx(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vemit(LOG_LVL_WARN, -1, NULL, fmt, ap);
+	va_end(ap);
+}
+
+void log_info(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vemit(LOG_LVL_INFO, -1, NULL, fmt, ap);
+	va_end(ap);
+}
+
+void log_debug(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vemit(LOG_LVL_DEBUG, -1, NULL, fmt, ap);
+	va_end(ap);
+}
+
+void fatal(const char *fmt, ...)
+{
+	int errnum = errno;
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vemit(LOG_LVL_ERR, errnum, NULL, fmt, ap);
+	va_end(ap);
+	exit(1);
+}
+
+void fatalx(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vemit(LOG_LVL_ERR, -1, NULL, fmt, ap);
+	va_end(ap);
+	exit(1);
+}
+
+/*
+ * Admits a message into the current window, opening a new window when the
+ * interval has passed.  On admission *dropped gets the number suppressed
+ * since the last admitted message, which the caller then reports.
+ */
+static bool ratelimit_admit(struct log_ratelimit *rl, usl_time now, unsigned *dropped)
+{
+	if (rl->printed == 0 ||
+	    usl_time_cmp(usl_time_sub(now, rl->window_start), rl->interval) >= 0) {
+		rl->window_start = now;
+		rl->printed = 0;
+	}
+	if (rl->printed >= rl->burst) {
+		rl->suppressed++;
+		return false;
+	}
+	rl->printed++;
+	*dropped = rl->suppressed;
+	rl->suppressed = 0;
+	return true;
+}
+
+bool log_ratelimit_ok(struct log_ratelimit *rl, usl_time now)
+{
+	unsigned dropped;
+
+	if (!ratelimit_admit(rl, now, &dropped))
+		return false;
+	if (dropped)
+		log_warnx("%u messages suppressed by rate limit", dropped);
+	return true;
+}
+
+void log_warnx_rl(struct log_ratelimit *rl, usl_time now, const char *fmt, ...)
+{
+	char suffix[64] = "";
+	unsigned dropped;
+	va_list ap;
+
+	if (LOG_LVL_WARN > log_state.level || !ratelimit_admit(rl, now, &dropped))
+		return;
+	if (dropped)
+		snprintf(suffix, sizeof(suffix), " (%u similar messages suppressed)", dropped);
+	va_start(ap, fmt);
+	log_vemit(LOG_LVL_WARN, -1, suffix, fmt, ap);
+	va_end(ap);
+}
