@@ -24,7 +24,10 @@ typedef void (*child_exit_fn)(pid_t pid, int status, void *arg);
  * Starts reaping on loop.  Counted: every module that runs children calls
  * it once before its first spawn (a child that exits before the handler is
  * in place would otherwise stay a zombie) and child_shutdown() when done;
- * the handler goes away with the last user.  -1 with errno on failure.
+ * the handler goes away with the last user, and with it every watch still
+ * registered (those children are no longer reaped).  Only the first
+ * caller's loop is used.  Must run after any daemonizing fork (libevent).
+ * -1 with errno on failure.
  */
 int child_init(struct usl_loop *loop);
 void child_shutdown(void);

@@ -597,6 +597,20 @@ static void h_show_daemon(struct ctl_conn *c, int64_t id, json_object *args)
 	conn_reply(c, id, CTL_OK, NULL, o);
 }
 
+/* Retransmissions of the tunnels alive now (closed ones are already summed). */
+static uint64_t live_retransmits(void)
+{
+	struct usl_rb_node *n;
+	struct l2tp_cc_stats st;
+	uint64_t sum = 0;
+
+	for (n = usl_rb_first(&l2tpd.tunnel_order); n != NULL; n = usl_rb_next(n)) {
+		l2tp_cc_get_stats(usl_rb_entry(n, struct tunnel, by_order)->cc, &st);
+		sum += st.retransmits;
+	}
+	return sum;
+}
+
 static void h_stats(struct ctl_conn *c, int64_t id, json_object *args)
 {
 	static const char *const known[] = { "tunnel_id", NULL };
@@ -615,7 +629,7 @@ static void h_stats(struct ctl_conn *c, int64_t id, json_object *args)
 	g = json_object_new_object();
 	json_object_object_add(g, "msgs_in", msg_type_counts_json(l2tpd.stats.rx_msgs));
 	json_object_object_add(g, "msgs_out", msg_type_counts_json(l2tpd.stats.tx_msgs));
-	json_add_int(g, "retransmits", (int64_t)l2tpd.stats.retransmits);
+	json_add_int(g, "retransmits", (int64_t)(l2tpd.stats.retransmits + live_retransmits()));
 	json_object_object_add(g, "drops", drop_counts_json(l2tpd.stats.drops));
 	json_add_int(g, "ctl_requests", (int64_t)l2tpd.stats.ctl_requests);
 	json_add_int(g, "rx_datagrams", (int64_t)l2tpd.stats.rx_datagrams);
@@ -825,7 +839,7 @@ int ctl_init(const struct l2tpd_config *c, char *err, size_t errlen)
 		snprintf(err, errlen, "ctl_socket path too long: %s", c->ctl_socket);
 		return -1;
 	}
-	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", c->ctl_socket);
+	memcpy(sun.sun_path, c->ctl_socket, strlen(c->ctl_socket) + 1);
 	mkdir_parent(sun.sun_path);
 	if (ctl_claim_path(&sun, err, errlen) < 0)
 		return -1;

@@ -74,6 +74,9 @@ struct tunnel {
 	struct tunnel_profile prof;		/* resolved copy: a reload never changes a live tunnel */
 	char secret[CFG_SECRET_MAX];
 
+	/* what was asked for (reload compares these; remote/local follow the wire) */
+	struct sockaddr_storage dest_cfg, local_cfg;
+
 	/* transport */
 	int fd;
 	struct usl_fd *ev;

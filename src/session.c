@@ -71,7 +71,7 @@ static struct session *session_new(struct tunnel *t, uint32_t id, const struct s
 	s->id = id;
 	s->tunnel = t;
 	s->origin = origin;
-	s->prof = *prof;
+	memcpy(&s->prof, prof, sizeof(s->prof));
 	snprintf(s->profile, sizeof(s->profile), "%s", prof->name);
 	usl_list_init(&s->waiters);
 	s->created = usl_timerset_now(l2tpd.timers);

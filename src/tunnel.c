@@ -326,15 +326,18 @@ static struct tunnel *tunnel_new(const struct sockaddr *remote, const struct soc
 	}
 	t->fd = -1;
 	t->origin = origin;
-	t->prof = *prof;
+	memcpy(&t->prof, prof, sizeof(t->prof));
 	t->encap = prof->encap;
 	snprintf(t->profile, sizeof(t->profile), "%s", prof->name);
 	snprintf(t->secret, sizeof(t->secret), "%s",
 		 secret && secret[0] ? secret : prof->secret[0] ? prof->secret : l2tpd.conf->secret);
 	memcpy(&t->remote, remote, sockaddr_len(remote));
+	memcpy(&t->dest_cfg, remote, sockaddr_len(remote));
 	t->remote_len = sockaddr_len(remote);
-	if (local != NULL && local->sa_family != AF_UNSPEC)
+	if (local != NULL && local->sa_family != AF_UNSPEC) {
 		memcpy(&t->local, local, sockaddr_len(local));
+		memcpy(&t->local_cfg, local, sockaddr_len(local));
+	}
 	usl_list_init(&t->waiters);
 	usl_list_init(&t->sessions);
 	usl_list_init(&t->peer_link);
@@ -465,6 +468,10 @@ static void tunnel_unindex(struct tunnel *t)
 
 static void tunnel_destroy(struct tunnel *t)
 {
+	struct l2tp_cc_stats st;
+
+	l2tp_cc_get_stats(t->cc, &st);
+	l2tpd.stats.retransmits += st.retransmits;	/* `stats` adds the live tunnels' */
 	tunnel_announce_down(t, l2tp_cc_close_reason(t->cc));
 	ctl_event("tunnel-deleted", t, NULL, l2tp_cc_close_reason(t->cc));
 	tunnel_unindex(t);
@@ -475,6 +482,20 @@ static void tunnel_destroy(struct tunnel *t)
 		l2tpd_shutdown_done_check();
 }
 
+static void tunnel_free(struct tunnel *t)
+{
+	tunnel_reply_waiters(t, CTL_E_SHUTTING_DOWN, "daemon stopped", NULL);
+	l2tp_cc_free(t->cc);
+	tunnel_unindex(t);
+	transport_tunnel_close(t);
+	free(t);
+}
+
+/*
+ * SIGTERM: StopCCN on every live tunnel; the daemon exits when they are
+ * acknowledged.  A tunnel already stopping because the peer closed it only
+ * holds state to re-acknowledge a retransmitted StopCCN: it goes at once.
+ */
 void tunnel_shutdown_all(void)
 {
 	struct usl_rb_node *n, *next;
@@ -485,6 +506,8 @@ void tunnel_shutdown_all(void)
 		next = usl_rb_next(n);
 		if (l2tp_cc_state(t->cc) != L2TP_CC_STOPPING)
 			tunnel_delete(t, L2TP_STOPCCN_SHUTTING_DOWN, "daemon shutting down");
+		else if (!t->closing)
+			tunnel_free(t);
 	}
 }
 
@@ -492,15 +515,8 @@ void tunnel_free_all(void)
 {
 	struct usl_rb_node *n;
 
-	while ((n = usl_rb_first(&l2tpd.tunnel_order)) != NULL) {
-		struct tunnel *t = usl_rb_entry(n, struct tunnel, by_order);
-
-		tunnel_reply_waiters(t, CTL_E_SHUTTING_DOWN, "daemon stopped", NULL);
-		l2tp_cc_free(t->cc);
-		tunnel_unindex(t);
-		transport_tunnel_close(t);
-		free(t);
-	}
+	while ((n = usl_rb_first(&l2tpd.tunnel_order)) != NULL)
+		tunnel_free(usl_rb_entry(n, struct tunnel, by_order));
 }
 
 /* ---- input -------------------------------------------------------------- */
@@ -613,6 +629,7 @@ static void tunnel_accept(const uint8_t *buf, size_t len, const struct sockaddr 
 	const struct peer_profile *pp = config_match_peer(l2tpd.conf, from);
 	const struct tunnel_profile *tp = config_tunnel_profile(l2tpd.conf, pp->tunnel_profile);
 	struct tunnel_profile prof;
+	struct sockaddr_storage local;
 	struct tunnel *t;
 	struct peer *p;
 	const char *msg = NULL;
@@ -632,7 +649,11 @@ static void tunnel_accept(const uint8_t *buf, size_t len, const struct sockaddr 
 		peer_put(p);
 	prof = tp ? *tp : l2tpd.conf->tunnel_profiles[0];
 	prof.encap = encap;
-	t = tunnel_new(from, to, &prof, pp->secret, ORIGIN_PEER, err, sizeof(err));
+	/* answer from an ephemeral port (or 1701 if the profile says so) */
+	memcpy(&local, to, sockaddr_len(to));
+	sockaddr_set_port((struct sockaddr *)&local, 0);
+	t = tunnel_new(from, (struct sockaddr *)&local, &prof, pp->secret, ORIGIN_PEER, err,
+		       sizeof(err));
 	if (t == NULL) {
 		log_warnx("SCCRQ from %s: %s", sockaddr_ntop(from), err);
 		return;

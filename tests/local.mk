@@ -16,3 +16,17 @@ check-valgrind:
 		LOG_COMPILER="$(abs_top_srcdir)/tests/valgrind-wrap" \
 		TEST_SUITE_LOG=test-suite-valgrind.log
 .PHONY: check-valgrind
+
+# Two daemons in network namespaces (root; exit 77 = skipped otherwise).
+INTEGRATION_TESTS = \
+	tests/integration/basic.sh \
+	tests/integration/reload.sh \
+	tests/integration/scale.sh \
+	tests/integration/peer-death.sh \
+	tests/integration/loss.sh
+TESTS += $(INTEGRATION_TESTS)
+EXTRA_DIST += tests/integration/lib.sh $(INTEGRATION_TESTS) scripts/lib.sh
+
+check-integration:
+	$(MAKE) $(AM_MAKEFLAGS) check TESTS="$(INTEGRATION_TESTS)"
+.PHONY: check-integration

@@ -126,12 +126,18 @@ static char *fmt_value(const char *key, json_object *v)
 	}
 }
 
+/* A non-empty object gets its own indented block; anything else is one line. */
+static bool is_block(json_object *v)
+{
+	return json_object_is_type(v, json_type_object) && json_object_object_length(v) > 0;
+}
+
 static int key_width(json_object *obj)
 {
 	size_t w = 0;
 
 	json_object_object_foreach(obj, key, val)
-		if (!json_object_is_type(val, json_type_object) && strlen(key) > w)
+		if (!is_block(val) && strlen(key) > w)
 			w = strlen(key);
 	return (int)w;
 }
@@ -144,13 +150,12 @@ static void print_kv(json_object *obj, int indent)
 	json_object_object_foreach(obj, key, val) {
 		char *s;
 
-		if (json_object_is_type(val, json_type_object)) {
-			printf("%*s%s:%s\n", indent, "", key,
-			       json_object_object_length(val) ? "" : " -");
+		if (is_block(val)) {
+			printf("%*s%s:\n", indent, "", key);
 			print_kv(val, indent + 2);
 			continue;
 		}
-		s = fmt_value(key, val);
+		s = json_object_is_type(val, json_type_object) ? xstrdup("-") : fmt_value(key, val);
 		printf("%*s%s:%*s %s\n", indent, "", key, w - (int)strlen(key), "", s);
 		free(s);
 	}

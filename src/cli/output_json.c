@@ -20,7 +20,7 @@ static void json_result(const struct request *req, const struct reply *r)
 	if (r->status != CTL_OK)
 		print_failure(r);
 	if (r->data)
-		print_json(r->data, JSON_C_TO_STRING_PRETTY);
+		print_json(r->data, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED);
 	else if (r->status == CTL_OK)
 		puts("{}");
 }

@@ -75,8 +75,8 @@ static const char *const seq_values[] = { "none", "non-ip", "all", NULL };
 #define ENUM_ARG(kw, k, v)	{ kw, V_ENUM, k, 0, .values = v }
 
 static const struct arg tunnel_create_args[] = {
-	{ "peer", V_ADDR, "peer", A_REQUIRED },
-	{ "local", V_ADDR, "local", 0 },
+	{ "peer", V_ADDR, "peer", .flags = A_REQUIRED },
+	{ "local", V_ADDR, "local", .flags = 0 },
 	ENUM_ARG("encap", "encap", encap_values),
 	STR_ARG("profile", "profile", NAME_LEN, 0),
 	STR_ARG("name", "name", NAME_LEN, 0),
@@ -85,7 +85,7 @@ static const struct arg tunnel_create_args[] = {
 	/* the daemon keeps milliseconds in a u32 */
 	{ "hello", V_UINT, "hello_interval", 0, .min = 0, .max = UINT32_MAX / 1000 },
 	ENUM_ARG("src-port", "udp_src_port", sport_values),
-	{ "no-wait", V_FLAG, "wait", 0 },
+	{ "no-wait", V_FLAG, "wait", .flags = 0 },
 	{ 0 }
 };
 
@@ -110,9 +110,9 @@ static const struct arg session_create_args[] = {
 	{ "cookie", V_INT_ENUM, "cookie_len", 0, .values = cookie_values },
 	ENUM_ARG("l2spec", "l2spec", l2spec_values),
 	ENUM_ARG("seq", "data_seq", seq_values),
-	{ "ifname", V_IFNAME, "ifname", 0 },
+	{ "ifname", V_IFNAME, "ifname", .flags = 0 },
 	STR_ARG("remote-end-id", "remote_end_id", NAME_LEN, 0),
-	{ "no-wait", V_FLAG, "wait", 0 },
+	{ "no-wait", V_FLAG, "wait", .flags = 0 },
 	{ 0 }
 };
 
@@ -412,9 +412,9 @@ static size_t count_values(const char *const *v)
 }
 
 /* "0, 4 or 8" */
-static const char *join_or(const char *const *v, char *out, size_t len)
+static const char *join_or(const char *const *v, size_t n, char *out, size_t len)
 {
-	size_t n = count_values(v), used = 0;
+	size_t used = 0;
 
 	out[0] = '\0';
 	for (size_t i = 0; i < n && used < len; i++) {
@@ -439,7 +439,7 @@ static int parse_enum(const struct arg *a, const char *word, json_object *args,
 	else if (i >= 0)
 		json_object_object_add(args, a->key, json_object_new_string(a->values[i]));
 	else if (a->type == V_INT_ENUM)
-		return fail(e, "'%s' must be %s", a->kw, join_or(a->values, list, sizeof list));
+		return fail(e, "'%s' must be %s", a->kw, join_or(a->values, n, list, sizeof list));
 	else if (i == AMBIGUOUS)
 		return fail(e, "ambiguous value '%s' for '%s' (could be: %s)", word, a->kw,
 			    join(a->values, n, word, list, sizeof list));
@@ -558,9 +558,9 @@ static int check_present(const struct arg *args, const bool *seen, const struct 
 		}
 	}
 	if (n && given == 0)
-		return fail(e, "missing argument (%s)", join_or(group, list, sizeof list));
+		return fail(e, "missing argument (%s)", join_or(group, n, list, sizeof list));
 	if (given > 1)
-		return fail(e, "give only one of %s", join_or(group, list, sizeof list));
+		return fail(e, "give only one of %s", join_or(group, n, list, sizeof list));
 	return 0;
 }
 

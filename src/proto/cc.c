@@ -259,9 +259,9 @@ struct l2tp_cc *l2tp_cc_new(const struct l2tp_cc_cfg *cfg, const struct l2tp_cc_
 	cc->local_ccid = local_ccid;
 	usl_timer_init(&cc->hello_timer, cc_hello_expired);
 	usl_timer_init(&cc->hold_timer, cc_hold_expired);
-	cc_init_rd(cc);
 	if (cc_copy_cfg(cc, cfg) < 0 || l2tp_sess_init_cc(cc) < 0)
 		goto fail;
+	cc_init_rd(cc);	/* after the copy: rd takes its timers from cc->cfg */
 	if (cc_init_auth(cc) < 0) {
 		errno = EINVAL;
 		goto fail;

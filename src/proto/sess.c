@@ -688,16 +688,6 @@ static struct l2tp_sess *sess_lookup(const struct l2tp_cc *cc, const struct l2tp
 /* ------------------------------------------------------------------ */
 /* ICRQ / OCRQ received */
 
-/* Answers a request we have no session for (no ID left, lost tie). */
-static void sess_refuse_raw(struct l2tp_cc *cc, const struct l2tp_msg *m, uint16_t result,
-			    uint16_t error, const char *text)
-{
-	struct l2tp_reason rs;
-
-	l2tp_reason_set(&rs, result, error, result == L2TP_CDN_GENERAL_ERROR, "%s", text);
-	sess_send_cdn_ids(cc, 0, m->local_sid, &rs.r);
-}
-
 enum sess_tie { TIE_NONE, TIE_WIN, TIE_LOSE, TIE_BOTH_LOSE };
 
 /* 5.4.4: lower value wins; only one sent: it wins; equal or none: both go. */
@@ -728,8 +718,12 @@ static struct l2tp_sess *sess_find_crossing(struct l2tp_cc *cc, const struct l2t
 	return n ? usl_hash_entry(n, struct l2tp_sess, by_end_id) : NULL;
 }
 
-/* Returns true when the request must be refused (we won, or nobody did). */
-static bool sess_resolve_tie(struct l2tp_cc *cc, const struct l2tp_msg *m)
+/*
+ * A request crossing one of ours for the same circuit.  The loser drops its
+ * own call silently (the winner's CDN 13 answers it); returns true when the
+ * peer's request must be refused with CDN 13 (we won, or nobody did).
+ */
+static bool sess_resolve_tie(struct l2tp_cc *cc, const struct l2tp_msg *m, const char **text)
 {
 	struct l2tp_sess *ours = sess_find_crossing(cc, m);
 	enum sess_tie t;
@@ -737,18 +731,12 @@ static bool sess_resolve_tie(struct l2tp_cc *cc, const struct l2tp_msg *m)
 	if (ours == NULL)
 		return false;
 	t = sess_tie_break(ours, m);
-	if (t == TIE_WIN) {
-		sess_refuse_raw(cc, m, L2TP_CDN_LOST_TIE_BREAKER, 0, "lost session tie breaker");
+	*text = t == TIE_BOTH_LOSE ? "session tie: both restart" : "lost session tie breaker";
+	if (t == TIE_WIN)
 		return true;
-	}
-	/* we lose (or both do): the winner refuses our request, we drop ours */
 	sess_closef(ours, false, "session tie breaker lost", L2TP_CDN_LOST_TIE_BREAKER, 0,
-		    t == TIE_LOSE ? "lost session tie breaker" : "session tie: both restart");
-	if (t == TIE_BOTH_LOSE) {
-		sess_refuse_raw(cc, m, L2TP_CDN_LOST_TIE_BREAKER, 0, "session tie: both restart");
-		return true;
-	}
-	return false;
+		    *text);
+	return t == TIE_BOTH_LOSE;
 }
 
 /* The engine's own checks on a request; 0 or a CDN result (reason set). */
@@ -841,20 +829,28 @@ static enum l2tp_drop sess_on_request(struct l2tp_cc *cc, const struct l2tp_msg 
 {
 	struct l2tp_sess_cfg cfg;
 	struct l2tp_sess *s;
+	const char *tie_text = NULL;
+	bool refuse;
 
 	if (m->local_sid == 0)
 		return L2TP_DROP_BAD_AVP_VALUE;
-	if (sess_resolve_tie(cc, m))
-		return L2TP_DROP_NONE;
+	refuse = sess_resolve_tie(cc, m, &tie_text);
 	sess_request_cfg(m, &cfg);
 	s = sess_new(cc, &cfg, false, NULL);
 	if (s == NULL) {
-		sess_refuse_raw(cc, m, L2TP_CDN_NO_RESOURCES_TEMP, 0, "no session available");
+		/* a CDN needs a Local Session ID: the peer's setup timer clears it */
+		log_warnx("tunnel %u: no session ID for the %s from session %u",
+			  cc->local_ccid, l2tp_msg_type_name(m->type), m->local_sid);
 		return L2TP_DROP_LIMIT;
 	}
 	sess_set_peer_sid(s, m->local_sid);
 	s->serial = m->serial;
 	sess_learn(s, m);
+	if (refuse) {
+		sess_closef(s, true, "session tie breaker", L2TP_CDN_LOST_TIE_BREAKER, 0,
+			    tie_text);
+		return L2TP_DROP_NONE;
+	}
 	return sess_accept(s, m);
 }
 

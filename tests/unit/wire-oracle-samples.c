@@ -236,6 +236,9 @@ void sample_build(unsigned i, struct l2tp_msg *m)
 	/* the recipient's ID; 0 until the SCCRP told the LAC */
 	if (samples[i].type != L2TP_MSG_SCCRQ)
 		m->ccid = samples[i].from_lac ? SAMPLE_CCID_LNS : SAMPLE_CCID_LAC;
+	/* as decoded: the Message Type AVP is there unless it is a ZLB */
+	if (samples[i].type != L2TP_MSG_ZLB)
+		set(m, L2TP_AVP_MESSAGE_TYPE);
 	samples[i].build(m);
 }
 

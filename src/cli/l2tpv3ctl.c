@@ -1,0 +1,402 @@
+/*
+ * src/cli/l2tpv3ctl.c - the command-line client of l2tpv3d.
+ *
+ *   l2tpv3ctl [-s SOCKET] [-j] [-t TIMEOUT] [-b FILE|-] [-w WINDOW] COMMAND ...
+ *
+ * One command: connect, send one request, print its one reply.  -b: many
+ * commands pipelined over one connection (batch.c).  monitor: print events
+ * until interrupted.  The protocol is doc/ctl-protocol.md.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "ctl_proto.h"
+
+#ifndef PACKAGE_VERSION
+#define PACKAGE_VERSION	"unknown"
+#endif
+
+#define DEFAULT_TIMEOUT	30.0
+#define DEFAULT_WINDOW	64
+#define MAX_WINDOW	65536
+
+struct opts {
+	const char *socket;
+	const char *batch;		/* -b: FILE or "-" */
+	bool json;
+	bool timeout_set;		/* monitor has no timeout unless asked */
+	double timeout;			/* seconds; 0: wait forever */
+	unsigned window;
+};
+
+static const char usage_text[] =
+"usage: l2tpv3ctl [-s SOCKET] [-j] [-t TIMEOUT] [-b FILE|-] [-w WINDOW] COMMAND ...\n"
+"\n"
+"  -s SOCKET   control socket (default: $L2TPV3CTL_SOCKET, else\n"
+"              " CTL_DEFAULT_SOCKET ")\n"
+"  -j          JSON output: the reply's data; with -b, one object per reply\n"
+"              line {\"line\",\"status\",\"status_name\",\"error\",\"data\"}\n"
+"  -t TIMEOUT  seconds to wait for a reply (default 30, 0: forever);\n"
+"              monitor: stop after TIMEOUT seconds (default: never)\n"
+"  -b FILE     run the commands in FILE (- for stdin), one per line,\n"
+"              pipelined over one connection\n"
+"  -w WINDOW   with -b: at most WINDOW requests in flight (default 64)\n"
+"  -h, -V      this help; the version\n"
+"\n"
+"commands (keywords may be abbreviated, e.g. 'tun cr peer ...', 'sh dae'):\n"
+"  tunnel create peer ADDR [local ADDR] [encap udp|ip] [profile NAME]\n"
+"         [name NAME] [secret S] [digest none|md5|sha1] [hello SECONDS]\n"
+"         [src-port 1701|ephemeral] [no-wait]\n"
+"  tunnel delete (ID | name NAME) [result CODE]\n"
+"  tunnel show (ID | name NAME)\n"
+"  tunnel list\n"
+"  session create tunnel (ID | name NAME) [profile NAME] [name NAME]\n"
+"         [pw eth|eth_vlan|ppp] [cookie 0|4|8] [l2spec none|default]\n"
+"         [seq none|non-ip|all] [ifname NAME] [remote-end-id ID] [no-wait]\n"
+"  session delete (ID | name NAME) [result CODE]\n"
+"  session show (ID | name NAME)\n"
+"  session list [tunnel ID]\n"
+"  show daemon\n"
+"  stats [tunnel ID]\n"
+"  reload\n"
+"  monitor\n"
+"\n"
+"ADDR: 192.0.2.1, 2001:db8::1, 192.0.2.1:1701 or [2001:db8::1]:1701.\n"
+"Exit status: 0 ok, 1 failed or daemon unreachable, 2 bad arguments.\n";
+
+static volatile sig_atomic_t interrupted;
+
+void cli_warnx(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);		/* keep diagnostics after the output they follow */
+	fputs(CLI_NAME ": ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p) {
+		cli_warnx("out of memory");
+		exit(EXIT_FAIL);
+	}
+	return p;
+}
+
+void *xmalloc(size_t n)
+{
+	return xrealloc(NULL, n);
+}
+
+char *xstrdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+
+	return memcpy(xmalloc(n), s, n);
+}
+
+double mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* 2 for invalid-argument, like a client-side parse error: the user must fix the command. */
+int exit_status(int status)
+{
+	if (status == CTL_OK)
+		return 0;
+	return status == CTL_E_INVALID ? EXIT_USAGE : EXIT_FAIL;
+}
+
+static void __attribute__((noreturn, format(printf, 1, 2)))
+usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs(CLI_NAME ": ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\ntry '" CLI_NAME " -h'\n", stderr);
+	exit(EXIT_USAGE);
+}
+
+static double parse_seconds(const char *s)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(v) || v < 0 || v > 1e7)
+		usage_error("bad value '%s' for -t (expected seconds, 0 for none)", s);
+	return v;
+}
+
+static unsigned parse_window(const char *s)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || s[0] == '-' || v < 1 || v > MAX_WINDOW)
+		usage_error("bad value '%s' for -w (expected 1 to %d)", s, MAX_WINDOW);
+	return (unsigned)v;
+}
+
+static void bad_option(int ch, int optopt_ch, const char *word)
+{
+	if (ch == ':')
+		usage_error("missing value for option '%s'", word);
+	if (optopt_ch)
+		usage_error("unknown option '-%c'", optopt_ch);
+	usage_error("unknown option '%s'", word);
+}
+
+static const struct option long_opts[] = {
+	{ "socket", required_argument, NULL, 's' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "timeout", required_argument, NULL, 't' },
+	{ "batch", required_argument, NULL, 'b' },
+	{ "window", required_argument, NULL, 'w' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 }
+};
+
+/*
+ * "+": options only before the command, so "--no-wait" and values that
+ * start with '-' reach the command parser untouched.
+ */
+static int parse_opts(int argc, char *argv[], struct opts *o)
+{
+	const char *env = getenv("L2TPV3CTL_SOCKET");
+	int ch;
+
+	*o = (struct opts){
+		.socket = env && *env ? env : CTL_DEFAULT_SOCKET,
+		.timeout = DEFAULT_TIMEOUT,
+		.window = DEFAULT_WINDOW,
+	};
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, "+:s:jt:b:w:hV", long_opts, NULL)) != -1) {
+		switch (ch) {
+		case 's': o->socket = optarg; break;
+		case 'j': o->json = true; break;
+		case 't': o->timeout = parse_seconds(optarg); o->timeout_set = true; break;
+		case 'b': o->batch = optarg; break;
+		case 'w': o->window = parse_window(optarg); break;
+		case 'h': fputs(usage_text, stdout); exit(0);
+		case 'V': printf(CLI_NAME " (l2tpv3d) %s\n", PACKAGE_VERSION); exit(0);
+		default: bad_option(ch, optopt, argv[optind - 1]);
+		}
+	}
+	return optind;
+}
+
+static int connect_daemon(struct conn *c, const struct opts *o)
+{
+	if (conn_open(c, o->socket, o->timeout) == 0)
+		return 0;
+	if (errno == EAGAIN)
+		cli_warnx("cannot reach l2tpv3d at %s: it did not accept the connection "
+			  "within %gs", o->socket, o->timeout);
+	else
+		cli_warnx("cannot reach l2tpv3d at %s: %s (%s)", o->socket, strerror(errno),
+			  errno == EACCES || errno == EPERM
+			  ? "are you in the daemon's ctl_group?" : "is the daemon running?");
+	return -1;
+}
+
+/*
+ * Reads lines until the reply to id.  An id-less reply is ours too: the
+ * daemon could not read our request, and we have only one outstanding.
+ */
+static int wait_reply(struct conn *c, int64_t id, double deadline, struct reply *r)
+{
+	for (;;) {
+		char *line = conn_wait_line(c, deadline);
+
+		if (!line || reply_parse(line, r) < 0)
+			return -1;
+		if (!r->event && (r->id == id || r->id == -1))
+			return 0;
+		json_object_put(r->root);
+	}
+}
+
+static int run_single(const struct opts *o, const struct output *out,
+		      const struct request *req)
+{
+	double deadline = o->timeout > 0 ? mono_now() + o->timeout : -1;
+	struct conn c;
+	struct reply r;
+	int rc;
+
+	if (connect_daemon(&c, o) < 0)
+		return EXIT_FAIL;
+	conn_send(&c, req, 1);
+	if (wait_reply(&c, 1, deadline, &r) < 0) {
+		conn_report_error(errno, o->timeout);
+		conn_close(&c);
+		return EXIT_FAIL;
+	}
+	out->result(req, &r);
+	rc = exit_status(r.status);
+	json_object_put(r.root);
+	conn_close(&c);
+	return rc;
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+/*
+ * SIGINT/SIGTERM end monitor with status 0.  They stay blocked except
+ * inside ppoll() (conn_wait_line), so none is lost between check and wait.
+ */
+static void catch_stop_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigset_t set;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+}
+
+/* -t (how long to watch) running out and Ctrl-C are the normal ends of monitor. */
+static int monitor_end(int err, const struct opts *o)
+{
+	if (err == ETIMEDOUT || (err == EINTR && interrupted))
+		return 0;
+	conn_report_error(err, o->timeout);
+	return EXIT_FAIL;
+}
+
+static int monitor_events(struct conn *c, const struct output *out, double deadline,
+			  const struct opts *o)
+{
+	for (;;) {
+		char *line = conn_wait_line(c, deadline);
+		struct reply r;
+
+		if (!line && errno == EINTR && !interrupted)
+			continue;
+		if (!line)
+			return monitor_end(errno, o);
+		if (reply_parse(line, &r) < 0) {
+			conn_report_error(EPROTO, 0);
+			return EXIT_FAIL;
+		}
+		if (r.event) {
+			out->event(r.event);
+			fflush(stdout);		/* whoever watches sees each event as it happens */
+		}
+		json_object_put(r.root);
+	}
+}
+
+static int run_monitor(const struct opts *o, const struct output *out,
+		       const struct request *req)
+{
+	double deadline = o->timeout_set && o->timeout > 0 ? mono_now() + o->timeout : -1;
+	struct conn c;
+	struct reply r;
+	int rc;
+
+	catch_stop_signals();
+	if (connect_daemon(&c, o) < 0)
+		return EXIT_FAIL;
+	conn_send(&c, req, 1);
+	if (wait_reply(&c, 1, deadline, &r) < 0) {
+		rc = monitor_end(errno, o);
+	} else if (r.status != CTL_OK) {
+		out->result(req, &r);
+		rc = exit_status(r.status);
+		json_object_put(r.root);
+	} else {
+		json_object_put(r.root);
+		rc = monitor_events(&c, out, deadline, o);
+	}
+	conn_close(&c);
+	return rc;
+}
+
+static int run_batch(const struct opts *o, const struct output *out)
+{
+	int fd = strcmp(o->batch, "-") ? open(o->batch, O_RDONLY | O_CLOEXEC) : STDIN_FILENO;
+	struct conn c;
+	int rc = EXIT_FAIL;
+
+	if (fd < 0) {
+		cli_warnx("cannot open %s: %s", o->batch, strerror(errno));
+		return EXIT_FAIL;
+	}
+	if (connect_daemon(&c, o) == 0) {
+		rc = batch_run(&c, fd, out, o->window, o->timeout);
+		conn_close(&c);
+	}
+	if (fd != STDIN_FILENO)
+		close(fd);
+	return rc;
+}
+
+static int run_command(const struct opts *o, const struct output *out,
+		       int argc, char *argv[])
+{
+	char err[CLI_ERRLEN];
+	struct request req;
+	int rc;
+
+	if (parse_command(argc, argv, &req, err, sizeof err) < 0) {
+		cli_warnx("%s", err);
+		return EXIT_USAGE;
+	}
+	rc = req.kind == CMD_MONITOR ? run_monitor(o, out, &req) : run_single(o, out, &req);
+	request_free(&req);
+	return rc;
+}
+
+int main(int argc, char *argv[])
+{
+	struct opts o;
+	int first = parse_opts(argc, argv, &o);
+	const struct output *out = o.json ? &output_json : &output_text;
+
+	if (!o.batch)
+		return run_command(&o, out, argc - first, argv + first);
+	if (first < argc)
+		usage_error("give either -b or a command, not both");
+	return run_batch(&o, out);
+}

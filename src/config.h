@@ -1,0 +1,193 @@
+/*
+ * src/config.h - l2tpv3d configuration: what the file says, parsed into a
+ * fresh struct (never into the running one), checked, then applied.
+ *
+ * Profiles inherit: every tunnel/session profile starts as a copy of the
+ * profile named "default" (itself starting from built-in defaults), then
+ * applies its own settings.  Peer profiles match incoming SCCRQs by
+ * address/prefix, longest prefix first.
+ */
+#ifndef L2TPD_CONFIG_H
+#define L2TPD_CONFIG_H
+
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include "proto/msg.h"
+
+#define CFG_NAME_MAX	64
+#define CFG_PATH_MAX	256
+#define CFG_SECRET_MAX	128
+#define CFG_MAX_LISTEN	16
+
+/* An IPv4/IPv6 address with optional port (0 = default). */
+struct cfg_addr {
+	struct sockaddr_storage ss;	/* AF_INET or AF_INET6; port in network order */
+	socklen_t len;
+};
+
+struct cfg_prefix {
+	int family;			/* AF_INET, AF_INET6, or AF_UNSPEC for "any" */
+	uint8_t addr[16];
+	uint8_t plen;
+};
+
+enum cfg_digest { CFG_DIGEST_NONE = 0, CFG_DIGEST_MD5, CFG_DIGEST_SHA1 };
+enum cfg_sport { CFG_SPORT_1701 = 0, CFG_SPORT_EPHEMERAL };
+
+struct tunnel_profile {
+	char name[CFG_NAME_MAX];
+	enum l2tp_encap encap;			/* "udp" (default) | "ip" */
+	enum cfg_sport udp_src_port;		/* "1701" | "ephemeral" (default) */
+	uint16_t udp_port;			/* peer port, default 1701 */
+	uint32_t hello_interval_ms;		/* default 60000 */
+	uint32_t retransmit_initial_ms;		/* default 1000 */
+	uint32_t retransmit_cap_ms;		/* default 8000 */
+	uint32_t max_retries;			/* default 10 */
+	uint32_t sccrq_max_retries;		/* default = max_retries */
+	uint32_t delayed_ack_ms;		/* default 100 */
+	uint16_t rx_window;			/* default 16 */
+	enum cfg_digest digest;			/* "none" | "md5" | "sha1" */
+	char secret[CFG_SECRET_MAX];		/* empty: the global secret */
+	bool hide_avps;				/* hide sensitive AVPs (needs secret + digest) */
+	bool send_ack_msg;			/* explicit ACK(20) instead of ZLB */
+	uint32_t max_sessions;			/* default 0: global limit */
+};
+
+struct session_profile {
+	char name[CFG_NAME_MAX];
+	uint16_t pw_type;			/* "eth" (default) | "eth_vlan" | "ppp" */
+	uint8_t cookie_len;			/* 0, 4, 8 (default 0) */
+	uint16_t l2spec;			/* "none" (default) | "default" */
+	uint16_t data_seq;			/* "none" | "non-ip" | "all" */
+	char ifname[CFG_NAME_MAX];		/* pattern, "%d" replaced; default "l2tpeth%d" */
+	uint32_t mtu;				/* 0: derived from the path MTU */
+	char bridge[CFG_NAME_MAX];		/* enslave to this bridge when set */
+	char address[64];			/* "a.b.c.d/len" or v6 to configure, optional */
+	uint16_t vlan_id;			/* eth_vlan: sub-interface VLAN id */
+	char pppd_options[CFG_PATH_MAX];	/* ppp: extra pppd arguments */
+};
+
+struct peer_profile {
+	char name[CFG_NAME_MAX];
+	struct cfg_prefix match;
+	bool accept;				/* incoming SCCRQs allowed */
+	char tunnel_profile[CFG_NAME_MAX];
+	char session_profile[CFG_NAME_MAX];
+	char secret[CFG_SECRET_MAX];		/* overrides the tunnel profile's */
+};
+
+struct static_session {
+	char name[CFG_NAME_MAX];
+	char profile[CFG_NAME_MAX];
+	char remote_end_id[CFG_NAME_MAX];
+};
+
+struct static_tunnel {
+	char name[CFG_NAME_MAX];
+	struct cfg_addr peer;
+	struct cfg_addr local;			/* family AF_UNSPEC when unset */
+	char profile[CFG_NAME_MAX];
+	struct static_session *sessions;
+	unsigned n_sessions;
+};
+
+struct hook_config {
+	char tunnel_up[CFG_PATH_MAX];
+	char tunnel_down[CFG_PATH_MAX];
+	char session_up[CFG_PATH_MAX];
+	char session_down[CFG_PATH_MAX];
+	uint32_t max_concurrent;		/* default 8 */
+	uint32_t timeout_ms;			/* default 30000: a hook running longer is killed */
+};
+
+struct snmp_config {
+	bool enabled;
+	char agentx_socket[CFG_PATH_MAX];
+};
+
+struct l2tpd_config {
+	char path[CFG_PATH_MAX];		/* file it came from */
+
+	/* global */
+	struct cfg_addr listen[CFG_MAX_LISTEN];	/* default 0.0.0.0 and :: */
+	unsigned n_listen;
+	uint16_t udp_port;			/* default 1701 */
+	bool listen_ip;				/* also listen for L2TP over IP (proto 115) */
+	char event_loop[16];			/* "epoll" (default) | "poll" */
+	char hostname[CFG_NAME_MAX];		/* default: gethostname() */
+	uint32_t router_id;			/* 0: derived from a local address */
+	bool router_id_set;
+	char secret[CFG_SECRET_MAX];
+	uint32_t max_tunnels;			/* default 100000 */
+	uint32_t max_sessions;			/* default 200000 */
+	uint32_t max_sessions_per_tunnel;	/* default 0 (unlimited) */
+	uint32_t max_half_open;			/* default 1000: SCCRQ flood guard */
+	bool snmp_config_id;			/* default false */
+	char ctl_socket[CFG_PATH_MAX];		/* default RUNSTATEDIR "/l2tpv3d/l2tpv3d.ctl" */
+	char ctl_group[CFG_NAME_MAX];		/* empty: the daemon's group */
+	char log_level[16];			/* "err" | "warn" | "info" (default) | "debug" */
+	char dataplane[16];			/* "kernel" (default) | "null" */
+	char state_dir[CFG_PATH_MAX];		/* default RUNSTATEDIR "/l2tpv3d" */
+
+	struct tunnel_profile *tunnel_profiles;	/* [0] is "default" */
+	unsigned n_tunnel_profiles;
+	struct session_profile *session_profiles;	/* [0] is "default" */
+	unsigned n_session_profiles;
+	struct peer_profile *peers;
+	unsigned n_peers;
+	struct peer_profile peer_default;	/* unmatched peers: accept = false by default */
+	struct static_tunnel *tunnels;
+	unsigned n_tunnels;
+	struct hook_config hooks;
+	struct snmp_config snmp;
+};
+
+/* config.c */
+/*
+ * Parses path into a new config.  On error returns NULL and writes
+ * "FILE:LINE: setting 'x': what is wrong" into err.
+ */
+struct l2tpd_config *config_load(const char *path, char *err, size_t errlen);
+/* A config with every built-in default (no file). */
+struct l2tpd_config *config_defaults(void);
+void config_free(struct l2tpd_config *c);
+/* Writes the normalised config (every setting, defaults included) in libconfig syntax. */
+void config_print(const struct l2tpd_config *c, FILE *out);
+
+const struct tunnel_profile *config_tunnel_profile(const struct l2tpd_config *c, const char *name);
+const struct session_profile *config_session_profile(const struct l2tpd_config *c, const char *name);
+/* The most specific peer profile matching addr, or &c->peer_default. */
+const struct peer_profile *config_match_peer(const struct l2tpd_config *c,
+					     const struct sockaddr *addr);
+/* Parses "a.b.c.d", "[v6]:port", "v6", "a.b.c.d:port" into a; false on error. */
+bool config_parse_addr(const char *s, uint16_t default_port, struct cfg_addr *a);
+/*
+ * Parses "any", "a.b.c.d[/len]" or "v6[/len]" (no length: a host prefix);
+ * false on error, including host bits set beyond len.
+ */
+bool config_parse_prefix(const char *s, struct cfg_prefix *p);
+
+/* Room for any address config_addr_str() writes: "[v6]:65535" and the NUL. */
+#define CFG_ADDR_STRLEN	(INET6_ADDRSTRLEN + 8)
+/* "192.0.2.1", "192.0.2.1:1701", "2001:db8::1", "[2001:db8::1]:1701" (port shown when not 0). */
+const char *config_addr_str(const struct cfg_addr *a, char *buf, size_t len);
+/* "any", "192.0.2.0/24", "2001:db8::/32". */
+const char *config_prefix_str(const struct cfg_prefix *p, char *buf, size_t len);
+/* The secret in effect: the peer's (peer may be NULL), else the profile's, else the global one; "" if none. */
+const char *config_secret(const struct l2tpd_config *c, const struct tunnel_profile *tp,
+			  const struct peer_profile *peer);
+
+/* Names for printing and parsing (the CLI uses them too). */
+const char *config_digest_name(enum cfg_digest d);
+const char *config_pw_type_name(uint16_t pw);
+int config_pw_type_parse(const char *s);		/* -1 when unknown */
+const char *config_data_seq_name(uint16_t s);
+int config_data_seq_parse(const char *s);
+
+/* Settings the parser accepts, NULL-terminated, "section.setting" (man page test). */
+extern const char *const config_known_settings[];
+
+#endif

@@ -1,0 +1,120 @@
+#!/bin/sh
+# tests/config-golden.sh - configuration files against their golden output.
+#
+#   tests/config/NAME.conf      an input; err-*.conf must be rejected
+#   tests/config/NAME.expected  what `config-print NAME.conf` writes, stdout
+#                               then stderr, run from tests/config/ so that
+#                               error messages start with "NAME.conf:LINE:"
+#
+# In .expected files @HOSTNAME@ and @RUNSTATEDIR@ stand for this host's name
+# and the build's runstatedir (both appear only through defaults).  Every
+# accepted file must also print to a fixed point (print, load, print again).
+# etc/l2tpv3d.conf is checked the same way (example.expected), and again
+# with its commented LAC example ("#~ " lines) enabled (example-lac.expected).
+#
+# config-print is the helper built from tests/config-print.c; `l2tpv3d -nv`
+# prints the same thing.  Found in $top_builddir/tests or next to this
+# script; missing: exit 77 (skip).
+#
+#   UPDATE=1 tests/config-golden.sh   rewrites the .expected files (review
+#                                      the diff before committing them)
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+srcdir=${top_srcdir:-$here/..}
+prog=
+for p in ${top_builddir:+"$top_builddir/tests/config-print"} "$here/config-print"; do
+	if [ -x "$p" ]; then prog=$p; break; fi
+done
+if [ -z "$prog" ]; then
+	echo "SKIP: config-print not built (make tests/config-print)"
+	exit 77
+fi
+case $prog in /*) ;; *) prog=$(pwd)/$prog ;; esac
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/config-golden.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+
+hostname=$("$prog" -V hostname) || exit 1
+runstatedir=$("$prog" -V runstatedir) || exit 1
+sed_escape() { printf '%s\n' "$1" | sed 's/[\\|&]/\\&/g'; }
+host_re=$(sed_escape "$hostname")
+rsd_re=$(sed_escape "$runstatedir")
+
+passed=0 failed=0
+log_test() {	# log_test NAME RESULT(0 = ok) [DETAIL FILE]
+	if [ "$2" -eq 0 ]; then
+		printf 'TEST: %-50s [ OK ]\n' "$1"
+		passed=$((passed + 1))
+	else
+		printf 'TEST: %-50s [FAIL]\n' "$1"
+		[ -n "${3:-}" ] && [ -f "$3" ] && sed 's/^/    /' "$3"
+		failed=$((failed + 1))
+	fi
+}
+
+# golden DIR FILE.conf EXPECTED MUST_FAIL: one input against its golden output.
+golden() {
+	dir=$1 conf=$2 expected=$3 must_fail=$4
+	name=${expected##*/}
+	name=${name%.expected}
+	(cd "$dir" && "$prog" "$conf") >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	cat "$tmp/err" >>"$tmp/out"
+
+	if [ "$must_fail" = yes ] && [ "$rc" -ne 1 ]; then
+		echo "exit status $rc, expected 1 (rejected)" >"$tmp/why"
+		log_test "$name: rejected" 1 "$tmp/why"
+	elif [ "$must_fail" = no ] && [ "$rc" -ne 0 ]; then
+		log_test "$name: accepted" 1 "$tmp/out"
+		return
+	else
+		log_test "$name: exit status $rc" 0
+	fi
+
+	if [ "${UPDATE:-0}" = 1 ]; then
+		sed -e "s|^  hostname = \"$host_re\";\$|  hostname = \"@HOSTNAME@\";|" \
+		    -e "s|^  ctl_socket = \"$rsd_re/l2tpv3d/l2tpv3d.ctl\";\$|  ctl_socket = \"@RUNSTATEDIR@/l2tpv3d/l2tpv3d.ctl\";|" \
+		    -e "s|^  state_dir = \"$rsd_re/l2tpv3d\";\$|  state_dir = \"@RUNSTATEDIR@/l2tpv3d\";|" \
+		    "$tmp/out" >"$expected"
+		echo "    updated $expected"
+	fi
+	if [ ! -f "$expected" ]; then
+		echo "missing $expected (UPDATE=1 writes it)" >"$tmp/why"
+		log_test "$name: output" 1 "$tmp/why"
+		return
+	fi
+	sed -e "s|@HOSTNAME@|$host_re|g" -e "s|@RUNSTATEDIR@|$rsd_re|g" "$expected" >"$tmp/want"
+	if diff -u "$tmp/want" "$tmp/out" >"$tmp/diff"; then
+		log_test "$name: output" 0
+	else
+		log_test "$name: output" 1 "$tmp/diff"
+	fi
+
+	[ "$rc" -eq 0 ] || return
+	cp "$tmp/out" "$tmp/printed.conf"
+	"$prog" "$tmp/printed.conf" >"$tmp/again" 2>&1
+	if [ $? -eq 0 ] && diff -u "$tmp/out" "$tmp/again" >"$tmp/diff"; then
+		log_test "$name: print -> load -> print" 0
+	else
+		cat "$tmp/again" >>"$tmp/diff"
+		log_test "$name: print -> load -> print" 1 "$tmp/diff"
+	fi
+}
+
+for conf in "$srcdir"/tests/config/*.conf; do
+	base=${conf##*/}
+	case $base in err-*) must_fail=yes ;; *) must_fail=no ;; esac
+	golden "$srcdir/tests/config" "$base" "$srcdir/tests/config/${base%.conf}.expected" \
+		"$must_fail"
+done
+
+# The shipped example, as it is and with its LAC part enabled.
+golden "$srcdir/etc" l2tpv3d.conf "$srcdir/tests/config/example.expected" no
+mkdir "$tmp/lac"
+sed -e '/^tunnels = ($/,/^);$/d' -e 's/^#~ //' "$srcdir/etc/l2tpv3d.conf" \
+	>"$tmp/lac/l2tpv3d.conf"
+golden "$tmp/lac" l2tpv3d.conf "$srcdir/tests/config/example-lac.expected" no
+
+echo "config-golden: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Tunnel and session bring-up and teardown from either side, IPv4 and IPv6,
+# cookies, an unknown peer refused with StopCCN, bad CLI input.
+. "$(dirname "$0")/lib.sh"
+it_setup
+
+# B (the LNS) accepts the LAC's IPv4 subnet only; A accepts anyone.
+write_conf b $B_ADDR '
+session_profiles = ( { name = "default"; cookie_len = 8; } );
+peers = ( { name = "lacs"; match = "192.0.2.0/24"; accept = true; } );
+peer_default = { accept = false; };'
+sed -i "s|listen = \[\"$B_ADDR\"\]|listen = [\"$B_ADDR\", \"$B_ADDR6\"]|" "$W/b.conf"
+write_conf a $A_ADDR '
+session_profiles = ( { name = "default"; cookie_len = 4; } );
+peer_default = { accept = true; };'
+sed -i "s|listen = \[\"$A_ADDR\"\]|listen = [\"$A_ADDR\", \"$A_ADDR6\"]|" "$W/a.conf"
+start b "$NSB" && start a "$NSA"
+log_test $? "both daemons start"
+
+# --- A opens a tunnel and a session ---------------------------------------
+out=$(ctlj a tunnel create peer $B_ADDR name t1)
+rc=$?; TID=$(jq -r .tunnel_id <<<"$out"); PTID=$(jq -r .peer_tunnel_id <<<"$out")
+[ $rc = 0 ] && [ "$(jq -r .state <<<"$out")" = established ] && [ "$TID" -gt 0 ]
+log_test $? "tunnel create from A: established (id $TID)"
+
+btun=$(ctlj b tunnel show "$PTID")
+[ "$(jq -r .state <<<"$btun")" = established ] && [ "$(jq -r .peer_tunnel_id <<<"$btun")" = "$TID" ] &&
+	[ "$(jq -r .peer_host_name <<<"$btun")" = a ] && [ "$(jq -r .peer_router_id <<<"$btun")" = $A_ADDR ]
+log_test $? "B sees the tunnel established with A's CCID, host name and router id"
+
+out=$(ctlj a session create tunnel "$TID" name s1 remote-end-id pw1)
+rc=$?; SID=$(jq -r .session_id <<<"$out"); PSID=$(jq -r .peer_session_id <<<"$out")
+[ $rc = 0 ] && [ "$(jq -r .state <<<"$out")" = established ] && [ "$PSID" -gt 0 ]
+log_test $? "session create from A: established (id $SID, peer $PSID)"
+
+bs=$(ctlj b session show "$PSID"); as=$(ctlj a session show "$SID")
+[ "$(jq -r .state <<<"$bs")" = established ] && [ "$(jq -r .peer_session_id <<<"$bs")" = "$SID" ] &&
+	[ "$(jq -r .remote_end_id <<<"$bs")" = pw1 ] &&
+	[ "$(jq -r .cookie_len <<<"$bs")" = 8 ] && [ "$(jq -r .peer_cookie_len <<<"$bs")" = 4 ] &&
+	[ "$(jq -r .dataplane.cookie <<<"$bs")" = "$(jq -r .dataplane.peer_cookie <<<"$as")" ] &&
+	[ "$(jq -r .dataplane.peer_cookie <<<"$bs")" = "$(jq -r .dataplane.cookie <<<"$as")" ]
+log_test $? "B's session mirrors A's: ids, remote end id, 8/4-byte cookies crossed"
+
+# --- B opens a session on A's tunnel, then A deletes it ----------------------
+out=$(ctlj b session create tunnel "$PTID" name s2 cookie 0)
+rc=$?; SID2=$(jq -r .session_id <<<"$out")
+[ $rc = 0 ] && [ "$(jq -r .state <<<"$out")" = established ] && expect_count 2 count_sessions a established
+log_test $? "session create from B on A's tunnel: both sides have 2 sessions"
+
+A_SID2=$(ctlj b session show "$SID2" | jq -r .peer_session_id)
+ctl a session delete "$A_SID2" >/dev/null && wait_until 5 expect_count 1 count_sessions b
+log_test $? "session delete on A: CDN clears it on B"
+
+# --- B deletes the tunnel: A sees StopCCN, sessions go with it ----------------
+ctl b tunnel delete "$PTID" >/dev/null && wait_until 5 expect_count 0 count_tunnels a established &&
+	expect_count 0 count_sessions a && [ "$(ctlj a tunnel show "$TID" | jq -r '.state // "gone"')" != established ]
+log_test $? "tunnel delete on B: StopCCN takes A's tunnel down, its sessions with it"
+wait_until 5 expect_count 0 count_tunnels b
+log_test $? "B forgets the tunnel once its StopCCN is acknowledged"
+
+# --- B opens a tunnel to A over IPv6 --------------------------------------
+out=$(ctlj b tunnel create peer $A_ADDR6)
+rc=$?; T6=$(jq -r .tunnel_id <<<"$out")
+[ $rc = 0 ] && [ "$(jq -r .state <<<"$out")" = established ] &&
+	[[ "$(jq -r .peer <<<"$out")" == "[$A_ADDR6]:"* ]] && expect_count 1 count_tunnels a established
+log_test $? "tunnel create from B over IPv6: established"
+ctl b tunnel delete "$T6" >/dev/null; wait_until 5 expect_count 0 count_tunnels a
+
+# --- A from IPv6: B's config refuses unknown peers ------------------------
+out=$(ctl a tunnel create peer $B_ADDR6 2>&1); rc=$?
+[ $rc = 1 ] && grep -q "not-authorized\|not authorized" <<<"$out"
+log_test $? "SCCRQ from a peer the config forbids: StopCCN 4 reported to the CLI ($rc)"
+drops=$(ctlj b stats | jq '.global.drops["peer-refused"] // .global.drops.peer_refused // 0')
+[ "$drops" -ge 1 ] && expect_count 0 count_tunnels b established
+log_test $? "B counted the refusal and has no tunnel from it"
+
+# --- bad CLI input gives exit 2 and names the problem -------------------------
+bad() {	# bad PATTERN ARGS...
+	local pat=$1; shift
+	local o; o=$(ctl a "$@" 2>&1); local r=$?
+	[ $r = 2 ] && grep -qi -- "$pat" <<<"$o" || { echo "  '$*' -> rc $r: $o"; return 1; }
+}
+bad "tunel" tunel list && bad "peer" tunnel create && bad "encap" tunnel create peer $B_ADDR encap tcp &&
+	bad "cookie" session create tunnel 1 cookie 3 && bad "address\|peer" tunnel create peer 300.1.1.1 &&
+	bad "valid" session frobnicate
+log_test $? "bad CLI arguments: exit 2 with a message naming the argument"
+o=$(ctl a tunnel show 12345 2>&1); rc=$?
+[ $rc = 1 ] && grep -q "no tunnel" <<<"$o"
+log_test $? "unknown tunnel id: exit 1, 'no tunnel'"
+o=$("$C" -s "$W/nonexistent.ctl" tunnel list 2>&1); rc=$?
+[ $rc = 1 ] && grep -q "is the daemon running" <<<"$o"
+log_test $? "daemon not running: exit 1 with a clear message"
+kill -0 "$(pid_of a)" && kill -0 "$(pid_of b)" && ctl a show daemon >/dev/null
+log_test $? "daemons still running after bad input"
+
+# --- SIGTERM closes every tunnel with StopCCN ---------------------------------
+ctlj a tunnel create peer $B_ADDR >/dev/null && ctlj a tunnel create peer $B_ADDR >/dev/null &&
+	expect_count 2 count_tunnels b established
+log_test $? "two more tunnels up"
+kill -TERM "$(pid_of a)"
+wait_until 10 sh -c "! kill -0 $(pid_of a) 2>/dev/null" && wait_until 5 expect_count 0 count_tunnels b established
+log_test $? "SIGTERM on A: it exits after StopCCN, B has no tunnel up"
+grep -q "STOPCCN\|StopCCN" "$W/b.log"
+log_test $? "B logged the StopCCN"
+
+it_done

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# SIGHUP with a changed profile leaves existing tunnels untouched; a new
+# static tunnel starts; a removed one is deleted; an invalid file at reload
+# keeps the running config; `l2tpv3d -n` reports bad files.
+. "$(dirname "$0")/lib.sh"
+it_setup
+
+write_conf b $B_ADDR 'peer_default = { accept = true; };'
+conf_a() {	# conf_a HELLO_OF_P2 STATIC_TUNNELS
+	write_conf a $A_ADDR "
+tunnel_profiles = ( { name = \"p1\"; hello_interval = 60; },
+                    { name = \"p2\"; hello_interval = $1; } );
+peer_default = { accept = true; };
+tunnels = ( $2 );"
+}
+ST1="{ name = \"st1\"; peer = \"$B_ADDR\"; profile = \"p1\";
+       sessions = ( { name = \"st1-s1\"; remote_end_id = \"x1\"; } ); }"
+ST2="{ name = \"st2\"; peer = \"$B_ADDR\"; profile = \"p1\"; }"
+conf_a 60 "$ST1"
+start b "$NSB" && start a "$NSA"
+log_test $? "both daemons start"
+
+wait_until 5 expect_count 1 count_tunnels a established && wait_until 5 expect_count 1 count_sessions a established
+log_test $? "static tunnel st1 and its session come up at start"
+CT=$(ctlj a tunnel create peer $B_ADDR profile p2 | jq -r .tunnel_id)
+ST1ID=$(ctlj a tunnel show name st1 | jq -r .tunnel_id)
+[ -n "$CT" ] && [ "$CT" != null ]
+log_test $? "CLI tunnel with profile p2 up ($CT)"
+
+conf_a 30 "$ST1, $ST2"
+kill -HUP "$(pid_of a)"
+wait_until 5 expect_count 3 count_tunnels a established
+log_test $? "SIGHUP: new static tunnel st2 comes up"
+[ "$(ctlj a tunnel show "$CT" | jq -r .state)" = established ] &&
+	[ "$(ctlj a tunnel show name st1 | jq -r .tunnel_id)" = "$ST1ID" ] &&
+	expect_count 1 count_sessions a established
+log_test $? "SIGHUP with changed profile p2: CLI tunnel and st1 untouched (same ids, still up)"
+
+conf_a 30 "$ST2"
+out=$(ctlj a reload); rc=$?
+[ $rc = 0 ] && [ "$(jq .tunnels_deleted <<<"$out")" = 1 ] && [ "$(jq .tunnels_kept <<<"$out")" = 1 ]
+log_test $? "reload removing st1: one deleted, one kept ($(jq -c . <<<"$out"))"
+wait_until 5 expect_count 2 count_tunnels b established
+log_test $? "st1 down on the peer too"
+
+echo 'global = { listen = ["192.0.2.1"]; bogus_setting = 1; };' > "$W/a.conf"
+out=$(ctl a reload 2>&1); rc=$?
+[ $rc = 1 ] && grep -q "a.conf:1" <<<"$out" && grep -q bogus_setting <<<"$out"
+log_test $? "invalid config at reload: error names file, line and setting"
+expect_count 2 count_tunnels a established && kill -0 "$(pid_of a)"
+log_test $? "invalid config: daemon keeps running with its tunnels"
+
+out=$("$D" -n -f "$W/a.conf" 2>&1); rc=$?
+[ $rc = 1 ] && grep -q bogus_setting <<<"$out"
+log_test $? "l2tpv3d -n on a bad file: exit 1 naming the setting"
+out=$("$D" -n -f "$W/b.conf" 2>&1); rc=$?
+[ $rc = 0 ]
+log_test $? "l2tpv3d -n on a good file: exit 0"
+
+it_done

@@ -1,0 +1,529 @@
+/*
+ * tests/unit/check_rd.c - reliable delivery (RFC 3931 4.2, Appendix A).
+ *
+ * Most cases drive one struct l2tp_rd directly with a fake owner that
+ * records every transmission; the last ones run two full engines through
+ * the back-to-back harness to see ACK (20) and ZLB on the wire.
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "usl/buf.h"
+#include "proto/rd.h"
+#include "proto/msg.h"
+#include "engine_harness.h"
+
+/* ------------------------------------------------------------------ */
+/* a lone rd with a recording owner */
+
+struct tx {
+	usl_time t;
+	uint16_t ns, nr, type;
+	bool retransmit;
+	bool ack;
+};
+
+static struct usl_fake_clock fclock;
+static struct usl_timerset ts;
+static struct l2tp_rd rd;
+static struct tx txlog[256];
+static int ntx;
+static uint16_t acked_types[256];
+static int nacked;
+static int gave_up;
+static unsigned gave_up_retries;
+
+static void rec_output(struct l2tp_rd *r, uint8_t *buf, size_t len, uint16_t type, bool rtx)
+{
+	struct tx *t;
+
+	ck_assert_int_lt(ntx, 256);
+	t = &txlog[ntx++];
+	t->t = fclock.now;
+	t->ns = usl_get_be16(buf + 8);
+	t->nr = usl_get_be16(buf + 10);
+	t->type = type;
+	t->retransmit = rtx;
+	t->ack = len == L2TP_CTRL_HDR_LEN;
+}
+
+static int rec_build_ack(struct l2tp_rd *r, uint8_t *buf, size_t cap)
+{
+	memset(buf, 0, L2TP_CTRL_HDR_LEN);
+	usl_put_be16(buf, L2TP_HDR_T | L2TP_HDR_L | L2TP_HDR_S | 3);
+	usl_put_be16(buf + 2, L2TP_CTRL_HDR_LEN);
+	return L2TP_CTRL_HDR_LEN;
+}
+
+static void rec_acked(struct l2tp_rd *r, uint16_t type)
+{
+	acked_types[nacked++ & 255] = type;
+}
+
+static void rec_give_up(struct l2tp_rd *r, uint16_t type, unsigned retries)
+{
+	gave_up++;
+	gave_up_retries = retries;
+}
+
+static const struct l2tp_rd_ops rec_ops = {
+	.output = rec_output,
+	.build_ack = rec_build_ack,
+	.acked = rec_acked,
+	.give_up = rec_give_up,
+};
+
+static void setup(void)
+{
+	struct l2tp_rd_cfg cfg = {
+		.rx_window = 16,
+		.rtx_initial = usl_time_s(1),
+		.rtx_cap = usl_time_s(8),
+		.max_retries = 10,
+		.ack_delay = usl_time_ms(100),
+	};
+
+	usl_fake_clock_init(&fclock, usl_time_s(1000));
+	usl_timerset_init(&ts, &fclock.clock);
+	l2tp_rd_init(&rd, &cfg, &rec_ops, &ts);
+	ntx = nacked = gave_up = 0;
+	gave_up_retries = 0;
+}
+
+static void teardown(void)
+{
+	l2tp_rd_destroy(&rd);
+	ck_assert_int_eq(usl_timerset_count(&ts), 0);
+}
+
+/* A HELLO: header plus Message Type AVP; rd only patches Ns/Nr. */
+static void send_one(uint16_t type)
+{
+	uint8_t b[20] = { 0 };
+
+	usl_put_be16(b, L2TP_HDR_T | L2TP_HDR_L | L2TP_HDR_S | 3);
+	usl_put_be16(b + 2, sizeof(b));
+	usl_put_be16(b + 12, L2TP_AVP_F_M | 8);
+	usl_put_be16(b + 18, type);
+	ck_assert_int_eq(l2tp_rd_send(&rd, b, sizeof(b), type, 0), 0);
+}
+
+static enum l2tp_rd_verdict rx(uint16_t ns, uint16_t nr)
+{
+	static const uint8_t dummy[20];
+
+	return l2tp_rd_input(&rd, ns, nr, true, dummy, sizeof(dummy));
+}
+
+static enum l2tp_rd_verdict rx_ack(uint16_t ns, uint16_t nr)
+{
+	static const uint8_t dummy[12];
+
+	return l2tp_rd_input(&rd, ns, nr, false, dummy, sizeof(dummy));
+}
+
+/* Runs timers up to t (absolute), expiry by expiry. */
+static void advance_to(usl_time t)
+{
+	usl_time next;
+
+	for (;;) {
+		next = usl_timerset_next(&ts);
+		if (usl_time_cmp(next, t) > 0)
+			break;
+		fclock.now = next;
+		usl_timerset_run(&ts);
+	}
+	fclock.now = t;
+}
+
+static usl_time at_ms(int64_t ms)
+{
+	return usl_time_add(usl_time_s(1000), usl_time_ms(ms));
+}
+
+/* ------------------------------------------------------------------ */
+
+START_TEST(test_wraparound)
+{
+	int i;
+
+	rd.snd_una = rd.snd_nxt = 65534;
+	rd.rcv_nxt = 65534;
+	rd.cwnd = 8;
+	l2tp_rd_set_peer_window(&rd, 16);
+	rd.cwnd = 8;
+	for (i = 0; i < 4; i++)
+		send_one(L2TP_MSG_HELLO);
+	ck_assert_int_eq(ntx, 4);
+	ck_assert_uint_eq(txlog[0].ns, 65534);
+	ck_assert_uint_eq(txlog[1].ns, 65535);
+	ck_assert_uint_eq(txlog[2].ns, 0);
+	ck_assert_uint_eq(txlog[3].ns, 1);
+	/* receive 65534, 65535, 0, 1 in order */
+	ck_assert_int_eq(rx(65534, 65534), L2TP_RD_DELIVER);
+	ck_assert_int_eq(rx(65535, 65534), L2TP_RD_DELIVER);
+	ck_assert_int_eq(rx(0, 65534), L2TP_RD_DELIVER);
+	ck_assert_int_eq(rx(1, 0), L2TP_RD_DELIVER);	/* acks 65534, 65535 */
+	ck_assert_uint_eq(rd.rcv_nxt, 2);
+	ck_assert_uint_eq(rd.n_inflight, 2);
+	ck_assert_uint_eq(rd.snd_una, 0);
+	/* Nr 2 acknowledges across the wrap */
+	ck_assert_int_eq(rx_ack(2, 2), L2TP_RD_ACK_ONLY);
+	ck_assert_uint_eq(rd.n_inflight, 0);
+	ck_assert_int_eq(nacked, 4);
+	/* 65535 is now "before" 2: a duplicate, acknowledged at once */
+	ntx = 0;
+	ck_assert_int_eq(rx(65535, 2), L2TP_RD_DUPLICATE);
+	ck_assert_int_eq(ntx, 1);
+	ck_assert(txlog[0].ack);
+	ck_assert_uint_eq(txlog[0].nr, 2);
+	ck_assert_uint_eq(txlog[0].ns, 2);
+	/* 32768 ahead of Nr-1 is not a duplicate: it is out of window */
+	ck_assert_int_eq(rx(2 + 32767, 2), L2TP_RD_OUT_OF_WINDOW);
+	/* the duplicate range is the 32768 values before Nr */
+	ck_assert_int_eq(rx((uint16_t)(2 - 32768), 2), L2TP_RD_DUPLICATE);
+}
+END_TEST
+
+START_TEST(test_duplicate_acked_and_dropped)
+{
+	ck_assert_int_eq(rx(0, 0), L2TP_RD_DELIVER);
+	ck_assert_int_eq(ntx, 0);		/* delayed, not immediate */
+	ck_assert_int_eq(rx(0, 0), L2TP_RD_DUPLICATE);
+	ck_assert_int_eq(ntx, 1);		/* the duplicate is acknowledged now */
+	ck_assert(txlog[0].ack);
+	ck_assert_uint_eq(txlog[0].nr, 1);
+	ck_assert_uint_eq(rd.rcv_nxt, 1);
+	ck_assert_uint_eq(rd.n_duplicates, 1);
+	/* the pending delayed ACK was satisfied by that one */
+	advance_to(at_ms(500));
+	ck_assert_int_eq(ntx, 1);
+}
+END_TEST
+
+START_TEST(test_out_of_order_held)
+{
+	static const uint8_t b1[] = { 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0xaa };
+	static const uint8_t b2[] = { 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 0xbb };
+	struct l2tp_rd_buf *b;
+
+	ck_assert_int_eq(l2tp_rd_input(&rd, 2, 0, true, b2, sizeof(b2)), L2TP_RD_HELD);
+	ck_assert_int_eq(l2tp_rd_input(&rd, 1, 0, true, b1, sizeof(b1)), L2TP_RD_HELD);
+	ck_assert_int_eq(l2tp_rd_input(&rd, 2, 0, true, b2, sizeof(b2)), L2TP_RD_DUPLICATE);
+	ck_assert_int_eq(ntx, 1);		/* acknowledged (with the old Nr) */
+	ck_assert_uint_eq(txlog[0].nr, 0);
+	ntx = 0;
+	ck_assert_uint_eq(rd.n_held, 2);
+	ck_assert_ptr_null(l2tp_rd_next_held(&rd));	/* 0 still missing */
+	ck_assert_uint_eq(rd.rcv_nxt, 0);
+	ck_assert_int_eq(rx(0, 0), L2TP_RD_DELIVER);
+	b = l2tp_rd_next_held(&rd);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_uint_eq(b->ns, 1);
+	ck_assert_uint_eq(b->buf[12], 0xaa);
+	free(b);
+	b = l2tp_rd_next_held(&rd);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_uint_eq(b->ns, 2);
+	ck_assert_uint_eq(b->buf[12], 0xbb);
+	free(b);
+	ck_assert_ptr_null(l2tp_rd_next_held(&rd));
+	ck_assert_uint_eq(rd.rcv_nxt, 3);
+	/* one delayed ACK covers all three */
+	advance_to(at_ms(100));
+	ck_assert_int_eq(ntx, 1);
+	ck_assert_uint_eq(txlog[0].nr, 3);
+	/* beyond our window (16): dropped, not held */
+	ck_assert_int_eq(rx(3 + 16, 0), L2TP_RD_OUT_OF_WINDOW);
+	ck_assert_int_eq(rx(3 + 15, 0), L2TP_RD_HELD);
+}
+END_TEST
+
+/* The peer's Receive Window Size bounds what is in flight, whatever CWND says. */
+START_TEST(test_window_limit)
+{
+	int i, max_inflight = 0;
+	uint16_t nr;
+
+	l2tp_rd_set_peer_window(&rd, 4);
+	for (i = 0; i < 40; i++)
+		send_one(L2TP_MSG_HELLO);
+	ck_assert_int_eq(ntx, 1);		/* slow start: CWND 1 */
+	while (rd.n_inflight > 0) {
+		if (rd.n_inflight > max_inflight)
+			max_inflight = rd.n_inflight;
+		ck_assert_uint_le(rd.cwnd, 4);
+		nr = rd.snd_nxt;		/* acknowledge everything sent */
+		rx_ack(0, nr);
+	}
+	ck_assert_int_eq(max_inflight, 4);
+	ck_assert_int_eq(nacked, 40);
+	ck_assert_int_eq(ntx, 40);
+	/* a window of 0 in the AVP means "absent": 4 */
+	l2tp_rd_set_peer_window(&rd, 0);
+	ck_assert_uint_eq(rd.peer_rwin, 4);
+}
+END_TEST
+
+START_TEST(test_cwnd_growth_and_collapse)
+{
+	int i;
+
+	l2tp_rd_set_peer_window(&rd, 16);
+	ck_assert_uint_eq(rd.cwnd, 1);
+	ck_assert_uint_eq(rd.ssthresh, 16);
+	for (i = 0; i < 100; i++)
+		send_one(L2TP_MSG_HELLO);
+	/* slow start: +1 per ACK */
+	for (i = 1; i <= 7; i++) {
+		ck_assert_uint_eq(rd.cwnd, i);
+		ck_assert_uint_eq(rd.n_inflight, i);
+		rx_ack(0, (uint16_t)(rd.snd_una + 1));	/* one message per ACK */
+	}
+	ck_assert_uint_eq(rd.cwnd, 8);
+	/* a retransmission: SSTHRESH = CWND/2, CWND = 1 */
+	ntx = 0;
+	advance_to(usl_time_add(fclock.now, usl_time_s(1)));
+	ck_assert_int_eq(ntx, 1);
+	ck_assert(txlog[0].retransmit);
+	ck_assert_uint_eq(rd.cwnd, 1);
+	ck_assert_uint_eq(rd.ssthresh, 4);
+	/* slow start again up to SSTHRESH ... */
+	rx_ack(0, (uint16_t)(rd.snd_una + 1));
+	ck_assert_uint_eq(rd.cwnd, 2);
+	rx_ack(0, (uint16_t)(rd.snd_una + 1));
+	rx_ack(0, (uint16_t)(rd.snd_una + 1));
+	ck_assert_uint_eq(rd.cwnd, 4);
+	/* ... then congestion avoidance: +1 per CWND ACKs */
+	for (i = 0; i < 3; i++)
+		rx_ack(0, (uint16_t)(rd.snd_una + 1));
+	ck_assert_uint_eq(rd.cwnd, 4);
+	rx_ack(0, (uint16_t)(rd.snd_una + 1));
+	ck_assert_uint_eq(rd.cwnd, 5);
+	for (i = 0; i < 4; i++)
+		rx_ack(0, (uint16_t)(rd.snd_una + 1));
+	ck_assert_uint_eq(rd.cwnd, 5);
+	rx_ack(0, (uint16_t)(rd.snd_una + 1));
+	ck_assert_uint_eq(rd.cwnd, 6);
+}
+END_TEST
+
+START_TEST(test_nr_invalid)
+{
+	send_one(L2TP_MSG_HELLO);		/* Ns 0 out, Snd.Nxt 1 */
+	ck_assert_int_eq(rx(0, 2), L2TP_RD_NR_INVALID);
+	ck_assert_uint_eq(rd.rcv_nxt, 0);	/* not taken */
+	ck_assert_uint_eq(rd.n_inflight, 1);
+	ck_assert_int_eq(rx_ack(0, 300), L2TP_RD_NR_INVALID);
+	/* an old Nr (before Snd.Una) is merely stale */
+	ck_assert_int_eq(rx(0, 65535), L2TP_RD_DELIVER);
+	ck_assert_uint_eq(rd.n_inflight, 1);
+	ck_assert_int_eq(rx(1, 1), L2TP_RD_DELIVER);
+	ck_assert_uint_eq(rd.n_inflight, 0);
+}
+END_TEST
+
+/* 1, 2, 4, 8, 8, 8 ... seconds between transmissions, then give up. */
+START_TEST(test_retransmit_backoff_and_give_up)
+{
+	static const int64_t expect_s[] = { 0, 1, 3, 7, 15, 23, 31, 39, 47, 55, 63 };
+	int i;
+
+	send_one(L2TP_MSG_HELLO);
+	advance_to(at_ms(70999));
+	ck_assert_int_eq(gave_up, 0);
+	ck_assert_int_eq(ntx, 11);
+	for (i = 0; i < 11; i++) {
+		ck_assert_int_eq(txlog[i].t.ns, at_ms(expect_s[i] * 1000).ns);
+		ck_assert_uint_eq(txlog[i].ns, 0);
+		ck_assert(txlog[i].retransmit == (i > 0));
+	}
+	advance_to(at_ms(71000));
+	ck_assert_int_eq(gave_up, 1);
+	ck_assert_uint_eq(gave_up_retries, 10);
+	advance_to(at_ms(200000));
+	ck_assert_int_eq(ntx, 11);
+	ck_assert_int_eq(gave_up, 1);
+	/* nothing more is accepted for sending */
+	ck_assert_int_eq(l2tp_rd_send(&rd, (const uint8_t *)"xxxxxxxxxxxxxxxxxxxx", 20, 6, 0), -1);
+}
+END_TEST
+
+/* A retransmission carries the current Nr, not the one of the first try. */
+START_TEST(test_retransmit_updates_nr)
+{
+	send_one(L2TP_MSG_HELLO);
+	ck_assert_uint_eq(txlog[0].nr, 0);
+	rx(0, 0);
+	rx(1, 0);
+	advance_to(at_ms(1000));
+	ck_assert(txlog[ntx - 1].retransmit);
+	ck_assert_uint_eq(txlog[ntx - 1].nr, 2);
+	ck_assert_uint_eq(txlog[ntx - 1].ns, 0);
+}
+END_TEST
+
+/* A reply queued in time carries the ACK; otherwise a ZLB after ack_delay. */
+START_TEST(test_delayed_zlb_vs_piggyback)
+{
+	ck_assert_int_eq(rx(0, 0), L2TP_RD_DELIVER);
+	advance_to(at_ms(99));
+	ck_assert_int_eq(ntx, 0);
+	advance_to(at_ms(100));
+	ck_assert_int_eq(ntx, 1);
+	ck_assert(txlog[0].ack);
+	ck_assert_uint_eq(txlog[0].nr, 1);
+	ck_assert_uint_eq(txlog[0].ns, 0);	/* the ACK takes no Ns */
+
+	ck_assert_int_eq(rx(1, 0), L2TP_RD_DELIVER);
+	send_one(L2TP_MSG_HELLO);		/* the reply */
+	ck_assert_int_eq(ntx, 2);
+	ck_assert(!txlog[1].ack);
+	ck_assert_uint_eq(txlog[1].nr, 2);
+	ck_assert_uint_eq(txlog[1].ns, 0);	/* same Ns the ZLB carried */
+	advance_to(at_ms(500));
+	ck_assert_int_eq(ntx, 2);		/* no ZLB: piggybacked */
+}
+END_TEST
+
+/* An ACK/ZLB from the peer acknowledges without taking an Ns slot. */
+START_TEST(test_ack_not_sequenced)
+{
+	send_one(L2TP_MSG_HELLO);
+	send_one(L2TP_MSG_HELLO);		/* waits: CWND 1 */
+	ck_assert_int_eq(ntx, 1);
+	ck_assert_int_eq(rx_ack(0, 1), L2TP_RD_ACK_ONLY);
+	ck_assert_uint_eq(rd.rcv_nxt, 0);	/* the ACK's Ns was not consumed */
+	ck_assert_int_eq(ntx, 2);		/* the window moved */
+	ck_assert_int_eq(rx_ack(0, 2), L2TP_RD_ACK_ONLY);
+	ck_assert_int_eq(rx(0, 2), L2TP_RD_DELIVER);	/* the peer's first real message */
+	ck_assert_uint_eq(rd.rcv_nxt, 1);
+	ck_assert_int_eq(nacked, 2);
+	ck_assert(l2tp_rd_idle(&rd));
+	ck_assert(!usl_timer_armed(&rd.rtx_timer));
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* through two engines */
+
+/*
+ * The LNS acknowledges with ACK (20): the LAC accepts it, and the ACK
+ * takes no Ns slot (the LNS's next message reuses its Ns).
+ */
+START_TEST(test_explicit_ack_on_the_wire)
+{
+	struct harness *h = h_new(1);
+	const struct h_wire *ack, *hello;
+	struct l2tp_msg m;
+	int i;
+
+	h->end[1].cfg.explicit_ack = true;
+	h->end[1].cfg.hello_interval = usl_time_s(20);
+	h_connect(h, 0);
+	ck_assert(h_run_until(h, h_cond_both_established, NULL, usl_time_s(5)));
+	h_run_for(h, usl_time_s(1));
+	ack = h_find(h, 1, L2TP_MSG_ACK, 0);
+	ck_assert_ptr_nonnull(ack);		/* for the SCCCN */
+	h_decode(ack, &m);
+	ck_assert_uint_eq(m.type, L2TP_MSG_ACK);
+	ck_assert_uint_eq(m.nr, 2);
+	ck_assert_uint_eq(m.ns, 1);		/* SCCRP was 0: the next Ns */
+	ck_assert_int_eq(h_count(h, 1, L2TP_MSG_ZLB), 0);
+	/* the LNS's HELLO after 20 s of silence has Ns 1: the ACK did not use it */
+	h_run_for(h, usl_time_s(21));
+	hello = h_find(h, 1, L2TP_MSG_HELLO, 0);
+	ck_assert_ptr_nonnull(hello);
+	ck_assert_uint_eq(hello->ns, 1);
+	ck_assert_int_eq(h_count(h, 0, L2TP_MSG_ACK), 0);	/* ZLB by default */
+	ck_assert_int_gt(h_count(h, 0, L2TP_MSG_ZLB), 0);
+	for (i = 0; i < 2; i++)
+		ck_assert_int_eq(l2tp_cc_state(h_cc(h, i)), L2TP_CC_ESTABLISHED);
+	{
+		struct l2tp_cc_stats st;
+
+		l2tp_cc_get_stats(h_cc(h, 0), &st);
+		ck_assert_uint_gt(st.rx_msgs[L2TP_MSG_ACK], 0);
+		ck_assert_uint_eq(st.drops[L2TP_DROP_DUPLICATE], 0);
+	}
+	h_free(h);
+}
+END_TEST
+
+/* Lost ACKs: the peer retransmits, we answer the duplicate with an ACK. */
+static bool drop_first_zlb(struct harness *h, const struct h_wire *w, unsigned nth, void *arg)
+{
+	int *left = arg;
+
+	if (w->from == 1 && w->type == L2TP_MSG_ZLB && *left > 0) {
+		(*left)--;
+		return true;
+	}
+	return false;
+}
+
+START_TEST(test_duplicate_acked_on_the_wire)
+{
+	struct harness *h = h_new(2);
+	int left = 1;
+	struct l2tp_cc_stats st;
+	const struct h_wire *w;
+
+	h->drop = drop_first_zlb;
+	h->drop_arg = &left;
+	h_connect(h, 0);
+	ck_assert(h_run_until(h, h_cond_both_established, NULL, usl_time_s(5)));
+	/* the LNS's ZLB for the SCCCN was lost: SCCCN comes again after 1 s */
+	h_run_for(h, usl_time_s(2));
+	ck_assert_int_eq(h_count(h, 0, L2TP_MSG_SCCCN), 2);
+	l2tp_cc_get_stats(h_cc(h, 1), &st);
+	ck_assert_uint_eq(st.drops[L2TP_DROP_DUPLICATE], 1);
+	ck_assert_int_eq(h_count(h, 1, L2TP_MSG_ZLB), 2);
+	w = h_find(h, 1, L2TP_MSG_ZLB, 1);
+	ck_assert_uint_eq(w->nr, 2);
+	/* answered at once, not after the ACK delay */
+	ck_assert_int_eq(usl_time_sub(w->t, h_find(h, 0, L2TP_MSG_SCCCN, 1)->t).ns,
+			 h->latency.ns);
+	l2tp_cc_get_stats(h_cc(h, 0), &st);
+	ck_assert_uint_eq(st.in_flight, 0);
+	h_free(h);
+}
+END_TEST
+
+static Suite *rd_suite(void)
+{
+	Suite *s = suite_create("rd");
+	TCase *tc = tcase_create("unit");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_wraparound);
+	tcase_add_test(tc, test_duplicate_acked_and_dropped);
+	tcase_add_test(tc, test_out_of_order_held);
+	tcase_add_test(tc, test_window_limit);
+	tcase_add_test(tc, test_cwnd_growth_and_collapse);
+	tcase_add_test(tc, test_nr_invalid);
+	tcase_add_test(tc, test_retransmit_backoff_and_give_up);
+	tcase_add_test(tc, test_retransmit_updates_nr);
+	tcase_add_test(tc, test_delayed_zlb_vs_piggyback);
+	tcase_add_test(tc, test_ack_not_sequenced);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("engines");
+	tcase_add_test(tc, test_explicit_ack_on_the_wire);
+	tcase_add_test(tc, test_duplicate_acked_on_the_wire);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(rd_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
