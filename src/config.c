@@ -856,6 +856,7 @@ static bool get_int(struct pctx *p, const config_setting_t *s, const char *path,
 {
 	bool huge;
 
+	*v = 0;
 	switch (config_setting_type(s)) {
 	case CONFIG_TYPE_INT64:
 		*v = config_setting_get_int64(s);
@@ -1025,6 +1026,7 @@ static bool in_range(const struct opt *o, long long v)
 
 static bool parse_bool(struct pctx *p, const config_setting_t *s, const char *path, bool *b)
 {
+	*b = false;
 	if (config_setting_type(s) != CONFIG_TYPE_BOOL)
 		return fail(p, s, path, "expected true or false, got %s", type_name(s));
 	*b = config_setting_get_bool(s) != 0;
@@ -1034,6 +1036,7 @@ static bool parse_bool(struct pctx *p, const config_setting_t *s, const char *pa
 static bool parse_string(struct pctx *p, const config_setting_t *s, const char *path,
 			 const char *valid, const char **v)
 {
+	*v = "";
 	if (config_setting_type(s) != CONFIG_TYPE_STRING)
 		return fail(p, s, path, "expected a string, got %s%s%s%s", type_name(s),
 			    valid ? " (valid: " : "", valid ? valid : "", valid ? ")" : "");
@@ -1051,6 +1054,7 @@ static bool parse_word(struct pctx *p, const config_setting_t *s, const char *pa
 	unsigned best = UINT_MAX;
 	const char *sugg = NULL;
 
+	*nv = NULL;
 	names_text(names, valid, sizeof(valid));
 	if (config_setting_type(s) == CONFIG_TYPE_INT || config_setting_type(s) == CONFIG_TYPE_INT64) {
 		snprintf(digits, sizeof(digits), "%lld", config_setting_get_int64(s));
@@ -1336,7 +1340,7 @@ static bool parse_listen(struct pctx *p, const config_setting_t *s, void *obj, c
 {
 	struct l2tpd_config *c = obj;
 	static const char valid[] = "addresses like \"0.0.0.0\", \"::\", \"192.0.2.1\", "
-				    "\"[2001:db8::1]:1701\"";
+				    "\"2001:db8::1\"";
 	int i, n;
 
 	(void)o;
@@ -1365,6 +1369,10 @@ static bool parse_listen(struct pctx *p, const config_setting_t *s, void *obj, c
 		v = config_setting_get_string(e);
 		if (!config_parse_addr(v, 0, &c->listen[c->n_listen]))
 			return fail(p, e, path, "'%s' is not an IP address (valid: %s)", v, valid);
+		/* the daemon binds every listener to udp_port: say so rather than ignore it */
+		if (addr_port(&c->listen[c->n_listen]) != 0)
+			return fail(p, e, path, "'%s': no port here (valid: an address; every "
+				    "listening socket uses global.udp_port)", v);
 		for (j = 0; j < c->n_listen; j++)
 			if (addr_equal(&c->listen[j], &c->listen[c->n_listen]))
 				return fail(p, e, path, "'%s' is listed twice", v);
@@ -1527,9 +1535,12 @@ static bool parse_tunnel_addr(struct pctx *p, const config_setting_t *s, void *o
 	const char *v;
 	char valid[160];
 
-	snprintf(valid, sizeof(valid), "%san IP address with an optional port, like "
-		 "\"192.0.2.2\", \"192.0.2.2:1701\", \"[2001:db8::2]:1701\"",
-		 optional ? "\"\" for any, or " : "");
+	if (optional)
+		snprintf(valid, sizeof(valid), "\"\" for any, or an IP address like "
+			 "\"192.0.2.1\" or \"2001:db8::1\"");
+	else
+		snprintf(valid, sizeof(valid), "an IP address with an optional port, like "
+			 "\"192.0.2.2\", \"192.0.2.2:1701\", \"[2001:db8::2]:1701\"");
 	if (!parse_string(p, s, path, valid, &v))
 		return false;
 	if (optional && !*v) {
@@ -1539,6 +1550,9 @@ static bool parse_tunnel_addr(struct pctx *p, const config_setting_t *s, void *o
 	if (!config_parse_addr(v, 0, a))
 		return fail(p, s, path, "'%s' is not an IP address (valid: %s; host names are "
 			    "not resolved)", v, valid);
+	if (optional && addr_port(a) != 0)
+		return fail(p, s, path, "'%s': no port here (valid: an address; the source port "
+			    "comes from the tunnel profile's udp_src_port)", v);
 	return true;
 }
 

@@ -6,6 +6,7 @@
  * kernels without L2TP.  `show` reports the recorded attributes so tests
  * can assert what the kernel data plane would have been asked for.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,17 +42,11 @@ static void null_tunnel_delete(struct tunnel *t)
 /* Names the interface as the kernel would: the profile's pattern with %d. */
 static int null_session_create(struct session *s)
 {
-	const char *pat = s->prof.ifname[0] ? s->prof.ifname : "l2tpeth%d";
+	const char *pat = s->prof->ifname[0] ? s->prof->ifname : "l2tpeth%d";
 
 	s->dp_handle = ++null_ifindex;
-	if (strstr(pat, "%d") != NULL) {
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wformat-nonliteral"
-		snprintf(s->ifname, sizeof(s->ifname), pat, (int)null_ifindex - 1);
-#pragma GCC diagnostic pop
-	} else {
-		snprintf(s->ifname, sizeof(s->ifname), "%s", pat);
-	}
+	if (ifname_expand(pat, null_ifindex - 1, s->ifname, sizeof(s->ifname)) < 0)
+		return -ENAMETOOLONG;
 	session_dp_done(s, 0);
 	return 0;
 }

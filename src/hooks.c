@@ -301,7 +301,7 @@ static int env_tunnel(struct hook_job *job, const struct tunnel *t)
 /* What the engine negotiated when it still has the session, else the profile. */
 static int env_session(struct hook_job *job, const struct session *s)
 {
-	uint16_t pw = s->sess ? l2tp_sess_pw_type(s->sess) : s->prof.pw_type;
+	uint16_t pw = s->sess ? l2tp_sess_pw_type(s->sess) : s->prof->pw_type;
 	const uint8_t *rei = NULL;
 	uint16_t rei_len = 0;
 

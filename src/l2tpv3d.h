@@ -27,9 +27,17 @@
 #include "config.h"
 #include "ctl_proto.h"
 #include "idalloc.h"
+#include "profile.h"
 
 struct ctl_req;
 struct dp_ops;
+
+/* An IPv4 or IPv6 socket address: a sockaddr_storage is 128 bytes, this 28. */
+union saddr {
+	struct sockaddr sa;
+	struct sockaddr_in in4;
+	struct sockaddr_in6 in6;
+};
 
 /* Where an object came from: shown by `tunnel list`, decides reload behaviour. */
 enum origin { ORIGIN_CLI, ORIGIN_CONFIG, ORIGIN_PEER };
@@ -48,7 +56,7 @@ struct l2tpd_stats {
 /* A remote LCCE: found by (family, address, port 0) in the peer hash. */
 struct peer {
 	struct usl_hnode hnode;			/* l2tpd.peers */
-	struct sockaddr_storage addr;		/* port zeroed: identity is the address */
+	union saddr addr;			/* port zeroed: identity is the address */
 	struct usl_list tunnels;		/* struct tunnel.peer_link */
 	unsigned n_tunnels;
 	struct usl_list connecting;		/* our tunnels in wait-ctl-reply (tie breaks) */
@@ -68,19 +76,17 @@ struct tunnel {
 	uint32_t id;				/* local CCID */
 	uint32_t config_id;			/* 0 when snmp_config_id is off */
 	char name[CFG_NAME_MAX];
-	char profile[CFG_NAME_MAX];
-	char session_profile[CFG_NAME_MAX];	/* for sessions the peer opens */
+	char *session_profile;			/* for sessions the peer opens; NULL: "default" */
 	enum origin origin;
-	struct tunnel_profile prof;		/* resolved copy: a reload never changes a live tunnel */
-	char secret[CFG_SECRET_MAX];
+	const struct tunnel_profile *prof;	/* shared copy: a reload never changes a live tunnel */
 
 	/* what was asked for (reload compares these; remote/local follow the wire) */
-	struct sockaddr_storage dest_cfg, local_cfg;
+	union saddr dest_cfg, local_cfg;
 
 	/* transport */
 	int fd;
 	struct usl_fd *ev;
-	struct sockaddr_storage local, remote;
+	union saddr local, remote;
 	socklen_t local_len, remote_len;
 	bool connected;				/* connect()ed to the peer's reply port */
 	enum l2tp_encap encap;
@@ -105,10 +111,9 @@ struct session {
 	struct l2tp_sess *sess;			/* NULL once the engine freed it */
 	uint32_t id;
 	char name[CFG_NAME_MAX];
-	char profile[CFG_NAME_MAX];
 	enum origin origin;
-	struct session_profile prof;
-	char ifname[CFG_NAME_MAX];		/* data plane interface, once known */
+	const struct session_profile *prof;	/* shared copy (profile.h) */
+	char ifname[16];			/* data plane interface (IFNAMSIZ), once known */
 	usl_time created, established;
 	struct usl_list waiters;
 	bool up;
@@ -163,6 +168,8 @@ bool sockaddr_eq_addr(const struct sockaddr *a, const struct sockaddr *b);
 uint32_t sockaddr_hash_addr(const struct sockaddr *sa);
 const char *router_id_str(uint32_t id);					/* static buffer */
 uint32_t router_id_derive(const struct l2tpd_config *c);
+/* pattern with its "%d" replaced by n (e.g. "l2tpeth%d"); -1 when it does not fit. */
+int ifname_expand(const char *pattern, unsigned n, char *out, size_t outlen);
 void json_add_str(json_object *o, const char *k, const char *v);
 void json_add_int(json_object *o, const char *k, int64_t v);
 

@@ -36,38 +36,14 @@ static const struct static_session *find_static_session(const struct static_tunn
 	return NULL;
 }
 
-static bool addr_same(const struct sockaddr_storage *a, const struct cfg_addr *b)
+static bool addr_same(const union saddr *a, const struct cfg_addr *b)
 {
-	if (a->ss_family != b->ss.ss_family)
+	if (a->sa.sa_family != b->ss.ss_family)
 		return false;
-	if (a->ss_family == AF_UNSPEC)
+	if (a->sa.sa_family == AF_UNSPEC)
 		return true;
-	return sockaddr_eq_addr((const struct sockaddr *)a, (const struct sockaddr *)&b->ss) &&
-	       sockaddr_port((const struct sockaddr *)a) ==
-	       sockaddr_port((const struct sockaddr *)&b->ss);
-}
-
-/* Field by field: struct padding makes memcmp() of copies unreliable. */
-static bool tunnel_profile_eq(const struct tunnel_profile *a, const struct tunnel_profile *b)
-{
-	return !strcmp(a->name, b->name) && a->encap == b->encap &&
-	       a->udp_src_port == b->udp_src_port && a->udp_port == b->udp_port &&
-	       a->hello_interval_ms == b->hello_interval_ms &&
-	       a->retransmit_initial_ms == b->retransmit_initial_ms &&
-	       a->retransmit_cap_ms == b->retransmit_cap_ms && a->max_retries == b->max_retries &&
-	       a->sccrq_max_retries == b->sccrq_max_retries && a->delayed_ack_ms == b->delayed_ack_ms &&
-	       a->rx_window == b->rx_window && a->digest == b->digest &&
-	       !strcmp(a->secret, b->secret) && a->hide_avps == b->hide_avps &&
-	       a->send_ack_msg == b->send_ack_msg && a->max_sessions == b->max_sessions;
-}
-
-static bool session_profile_eq(const struct session_profile *a, const struct session_profile *b)
-{
-	return !strcmp(a->name, b->name) && a->pw_type == b->pw_type &&
-	       a->cookie_len == b->cookie_len && a->l2spec == b->l2spec &&
-	       a->data_seq == b->data_seq && !strcmp(a->ifname, b->ifname) && a->mtu == b->mtu &&
-	       !strcmp(a->bridge, b->bridge) && !strcmp(a->address, b->address) &&
-	       a->vlan_id == b->vlan_id && !strcmp(a->pppd_options, b->pppd_options);
+	return sockaddr_eq_addr(&a->sa, (const struct sockaddr *)&b->ss) &&
+	       sockaddr_port(&a->sa) == sockaddr_port((const struct sockaddr *)&b->ss);
 }
 
 /* True when the running tunnel t already is what st (in config c) asks for. */
@@ -76,7 +52,7 @@ static bool tunnel_matches(const struct tunnel *t, const struct l2tpd_config *c,
 {
 	const struct tunnel_profile *p = config_tunnel_profile(c, st->profile);
 
-	return p != NULL && tunnel_profile_eq(p, &t->prof) &&
+	return p != NULL && tunnel_profile_eq(p, t->prof) &&
 	       addr_same(&t->dest_cfg, &st->peer) && addr_same(&t->local_cfg, &st->local);
 }
 
@@ -85,7 +61,7 @@ static bool session_matches(const struct session *s, const struct l2tpd_config *
 {
 	const struct session_profile *p = config_session_profile(c, ss->profile);
 
-	return p != NULL && session_profile_eq(p, &s->prof);
+	return p != NULL && session_profile_eq(p, s->prof);
 }
 
 static void static_session_start(struct tunnel *t, const struct l2tpd_config *c,

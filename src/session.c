@@ -68,11 +68,14 @@ static struct session *session_new(struct tunnel *t, uint32_t id, const struct s
 
 	if (s == NULL)
 		return NULL;
+	s->prof = session_profile_get(prof);
+	if (s->prof == NULL) {
+		free(s);
+		return NULL;
+	}
 	s->id = id;
 	s->tunnel = t;
 	s->origin = origin;
-	memcpy(&s->prof, prof, sizeof(s->prof));
-	snprintf(s->profile, sizeof(s->profile), "%s", prof->name);
 	usl_list_init(&s->waiters);
 	s->created = usl_timerset_now(l2tpd.timers);
 	usl_hash_insert(&l2tpd.sessions, &s->by_id, usl_hash_u32(id));
@@ -96,6 +99,7 @@ static void session_unindex_free(struct session *s)
 	usl_list_del(&s->tunnel_link);
 	s->tunnel->n_sessions--;
 	l2tpd.n_sessions--;
+	session_profile_put(s->prof);
 	free(s);
 }
 
@@ -115,7 +119,7 @@ static void sess_cfg_from_profile(struct l2tp_sess_cfg *cfg, const struct sessio
 
 static enum ctl_status session_check_limits(const struct tunnel *t, char *err, size_t errlen)
 {
-	uint32_t per_tunnel = t->prof.max_sessions ? t->prof.max_sessions
+	uint32_t per_tunnel = t->prof->max_sessions ? t->prof->max_sessions
 						   : l2tpd.conf->max_sessions_per_tunnel;
 
 	if (l2tpd.n_sessions >= l2tpd.conf->max_sessions) {
@@ -192,8 +196,8 @@ int session_on_accept(struct l2tp_cc *cc, struct l2tp_sess *ls, const struct l2t
 	struct session *s;
 	char err[128];
 
-	prof = config_session_profile(l2tpd.conf, t->session_profile[0] ? t->session_profile
-									 : "default");
+	prof = config_session_profile(l2tpd.conf, t->session_profile ? t->session_profile
+								      : "default");
 	if (prof == NULL)
 		prof = &l2tpd.conf->session_profiles[0];
 	if (session_check_limits(t, err, sizeof(err)) != CTL_OK || l2tpd.shutting_down) {

@@ -240,7 +240,7 @@ static int tunnel_bind(struct tunnel *t, int fd)
 		return bind(fd, (struct sockaddr *)&a, alen);
 	}
 	memcpy(&a, &t->local, sizeof(a));
-	if (t->prof.udp_src_port == CFG_SPORT_1701) {
+	if (t->prof->udp_src_port == CFG_SPORT_1701) {
 		/* shares 1701 with the listener: the connected socket wins the lookup */
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 		sockaddr_set_port((struct sockaddr *)&a, l2tpd.conf->udp_port);
@@ -250,7 +250,7 @@ static int tunnel_bind(struct tunnel *t, int fd)
 
 int transport_tunnel_open(struct tunnel *t, char *err, size_t errlen)
 {
-	int family = t->remote.ss_family;
+	int family = t->remote.sa.sa_family;
 	int proto = t->encap == L2TP_ENCAP_IP ? IPPROTO_L2TP : IPPROTO_UDP;
 	int fd = socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, proto);
 
@@ -260,9 +260,9 @@ int transport_tunnel_open(struct tunnel *t, char *err, size_t errlen)
 			 " (no L2TP over IP in this kernel: use encap udp)" : "");
 		return -1;
 	}
-	if (t->local.ss_family == AF_UNSPEC) {
+	if (t->local.sa.sa_family == AF_UNSPEC) {
 		memset(&t->local, 0, sizeof(t->local));
-		t->local.ss_family = (sa_family_t)family;
+		t->local.sa.sa_family = (sa_family_t)family;
 	}
 	if (tunnel_bind(t, fd) < 0) {
 		snprintf(err, errlen, "bind %s: %s", sockaddr_ntop((struct sockaddr *)&t->local),

@@ -289,27 +289,28 @@ static usl_time ms(uint32_t v)
 	return usl_time_ms(v);
 }
 
-static void cc_cfg_from_profile(struct l2tp_cc_cfg *cfg, const struct tunnel *t)
+static void cc_cfg_from_profile(struct l2tp_cc_cfg *cfg, const struct tunnel *t,
+				const char *secret)
 {
 	l2tp_cc_cfg_init(cfg);
 	cfg->host_name = l2tpd.hostname;
 	cfg->router_id = l2tpd.router_id;
 	cfg->vendor_name = "l2tpv3d";
 	cfg->encap = t->encap;
-	cfg->rx_window = t->prof.rx_window;
-	cfg->rtx_initial = ms(t->prof.retransmit_initial_ms);
-	cfg->rtx_cap = ms(t->prof.retransmit_cap_ms);
-	cfg->max_retries = t->prof.max_retries;
-	cfg->sccrq_max_retries = t->prof.sccrq_max_retries;
-	cfg->ack_delay = ms(t->prof.delayed_ack_ms);
-	cfg->explicit_ack = t->prof.send_ack_msg;
-	cfg->hello_interval = t->prof.hello_interval_ms ? ms(t->prof.hello_interval_ms)
+	cfg->rx_window = t->prof->rx_window;
+	cfg->rtx_initial = ms(t->prof->retransmit_initial_ms);
+	cfg->rtx_cap = ms(t->prof->retransmit_cap_ms);
+	cfg->max_retries = t->prof->max_retries;
+	cfg->sccrq_max_retries = t->prof->sccrq_max_retries;
+	cfg->ack_delay = ms(t->prof->delayed_ack_ms);
+	cfg->explicit_ack = t->prof->send_ack_msg;
+	cfg->hello_interval = t->prof->hello_interval_ms ? ms(t->prof->hello_interval_ms)
 							: USL_TIME_NEVER;
-	cfg->auth_enabled = t->prof.digest != CFG_DIGEST_NONE;
-	cfg->digest_type = t->prof.digest == CFG_DIGEST_SHA1 ? L2TP_DIGEST_HMAC_SHA1
+	cfg->auth_enabled = t->prof->digest != CFG_DIGEST_NONE;
+	cfg->digest_type = t->prof->digest == CFG_DIGEST_SHA1 ? L2TP_DIGEST_HMAC_SHA1
 							     : L2TP_DIGEST_HMAC_MD5;
-	cfg->secret = (const uint8_t *)t->secret;
-	cfg->secret_len = strlen(t->secret);
+	cfg->secret = (const uint8_t *)secret;	/* the engine keeps its own copy */
+	cfg->secret_len = strlen(secret);
 }
 
 /* Allocates, indexes and opens the socket of a new tunnel (no message yet). */
@@ -326,11 +327,9 @@ static struct tunnel *tunnel_new(const struct sockaddr *remote, const struct soc
 	}
 	t->fd = -1;
 	t->origin = origin;
-	memcpy(&t->prof, prof, sizeof(t->prof));
 	t->encap = prof->encap;
-	snprintf(t->profile, sizeof(t->profile), "%s", prof->name);
-	snprintf(t->secret, sizeof(t->secret), "%s",
-		 secret && secret[0] ? secret : prof->secret[0] ? prof->secret : l2tpd.conf->secret);
+	if (!(secret && secret[0]))
+		secret = prof->secret[0] ? prof->secret : l2tpd.conf->secret;
 	memcpy(&t->remote, remote, sockaddr_len(remote));
 	memcpy(&t->dest_cfg, remote, sockaddr_len(remote));
 	t->remote_len = sockaddr_len(remote);
@@ -345,9 +344,14 @@ static struct tunnel *tunnel_new(const struct sockaddr *remote, const struct soc
 	usl_rb_node_clear(&t->by_order);
 	t->id = tunnel_alloc_id();
 	t->created = usl_timerset_now(l2tpd.timers);
+	t->prof = tunnel_profile_get(prof);
+	if (t->prof == NULL) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
 	if (transport_tunnel_open(t, err, errlen) < 0)
 		goto fail;
-	cc_cfg_from_profile(&cfg, t);
+	cc_cfg_from_profile(&cfg, t, secret);
 	t->cc = l2tp_cc_new(&cfg, &tunnel_ops, l2tpd.timers, t->id, t);
 	if (t->cc == NULL) {
 		snprintf(err, errlen, "protocol engine refused the profile: %s", strerror(errno));
@@ -370,6 +374,7 @@ fail:
 	if (t->cc != NULL)
 		l2tp_cc_free(t->cc);
 	transport_tunnel_close(t);
+	tunnel_profile_put(t->prof);
 	free(t);
 	return NULL;
 }
@@ -463,6 +468,8 @@ static void tunnel_unindex(struct tunnel *t)
 	if (t->config_id)
 		idalloc_put(&t->peer->config_ids, t->config_id);
 	peer_put(t->peer);
+	tunnel_profile_put(t->prof);
+	free(t->session_profile);
 	l2tpd.n_tunnels--;
 }
 
@@ -629,7 +636,7 @@ static void tunnel_accept(const uint8_t *buf, size_t len, const struct sockaddr 
 	const struct peer_profile *pp = config_match_peer(l2tpd.conf, from);
 	const struct tunnel_profile *tp = config_tunnel_profile(l2tpd.conf, pp->tunnel_profile);
 	struct tunnel_profile prof;
-	struct sockaddr_storage local;
+	union saddr local;
 	struct tunnel *t;
 	struct peer *p;
 	const char *msg = NULL;
@@ -658,7 +665,8 @@ static void tunnel_accept(const uint8_t *buf, size_t len, const struct sockaddr 
 		log_warnx("SCCRQ from %s: %s", sockaddr_ntop(from), err);
 		return;
 	}
-	snprintf(t->session_profile, sizeof(t->session_profile), "%s", pp->session_profile);
+	if (pp->session_profile[0])
+		t->session_profile = strdup(pp->session_profile);
 	if (encap == L2TP_ENCAP_UDP)
 		transport_tunnel_connect(t, from);
 	if (refuse_reason(pp, m, &result, &msg)) {
@@ -776,9 +784,9 @@ json_object *tunnel_json(const struct tunnel *t, bool detail)
 		json_add_int(o, "config_id", t->config_id);
 	json_add_int(o, "sessions", t->n_sessions);
 	json_add_int(o, "uptime", t->up ? usl_time_to_ms(usl_time_sub(now, t->established)) / 1000 : 0);
-	json_add_str(o, "profile", t->profile);
+	json_add_str(o, "profile", t->prof->name);
 	json_add_str(o, "origin", origin_name(t->origin));
-	json_add_str(o, "auth", l2tp_cc_auth_on(t->cc) ? config_digest_name(t->prof.digest) : "none");
+	json_add_str(o, "auth", l2tp_cc_auth_on(t->cc) ? config_digest_name(t->prof->digest) : "none");
 	if (detail) {
 		json_object_object_add(o, "counters", tunnel_counters_json(t));
 		json_object *dp = l2tpd.dp->describe ? l2tpd.dp->describe(t, NULL) : NULL;

@@ -193,3 +193,15 @@ void json_add_int(json_object *o, const char *k, int64_t v)
 {
 	json_object_object_add(o, k, json_object_new_int64(v));
 }
+
+int ifname_expand(const char *pattern, unsigned n, char *out, size_t outlen)
+{
+	const char *pct = strstr(pattern, "%d");
+	int len;
+
+	if (pct == NULL)
+		len = snprintf(out, outlen, "%s", pattern);
+	else
+		len = snprintf(out, outlen, "%.*s%u%s", (int)(pct - pattern), pattern, n, pct + 2);
+	return len < 0 || (size_t)len >= outlen ? -1 : 0;
+}

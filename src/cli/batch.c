@@ -195,18 +195,23 @@ static int poll_timeout(const struct batch *b)
 
 static int batch_socket_events(struct batch *b, short revents)
 {
+	int n, err;
+
 	if ((revents & POLLOUT) && conn_flush(b->c) < 0) {
 		conn_report_error(errno, 0);
 		return -1;
 	}
 	if (!(revents & (POLLIN | POLLHUP | POLLERR)))
 		return 0;
-	if (conn_fill(b->c) < 0) {
-		conn_report_error(errno, 0);
-		return -1;
-	}
+	n = conn_fill(b->c);
+	err = errno;
+	/* print what did arrive before saying the connection broke */
 	if (batch_replies(b) < 0)
 		return -1;
+	if (n < 0) {
+		conn_report_error(err, 0);
+		return -1;
+	}
 	if (b->c->eof && !batch_done(b)) {
 		conn_report_error(EPIPE, 0);
 		return -1;
@@ -227,8 +232,12 @@ static int batch_poll(struct batch *b)
 	if (buf_pending(&b->c->out))
 		pfd[0].events |= POLLOUT;
 	n = poll(pfd, want_input ? 2 : 1, poll_timeout(b));
-	if (n < 0)
-		return errno == EINTR ? 0 : -1;
+	if (n < 0 && errno == EINTR)
+		return 0;
+	if (n < 0) {
+		cli_warnx("poll: %s", strerror(errno));
+		return -1;
+	}
 	if (n == 0 && poll_timeout(b) == 0) {
 		conn_report_error(ETIMEDOUT, b->timeout);
 		return -1;
@@ -238,6 +247,15 @@ static int batch_poll(struct batch *b)
 	if (want_input && pfd[1].revents)
 		return batch_read_input(b);
 	return 0;
+}
+
+static void batch_alloc(struct batch *b)
+{
+	b->slots = xmalloc(b->window * sizeof *b->slots);
+	memset(b->slots, 0, b->window * sizeof *b->slots);
+	b->free_slots = xmalloc(b->window * sizeof *b->free_slots);
+	for (unsigned i = 0; i < b->window; i++)
+		b->free_slots[i] = b->window - 1 - i;	/* slot 0 on top */
 }
 
 static void batch_free(struct batch *b)
@@ -265,11 +283,7 @@ int batch_run(struct conn *c, int in_fd, const struct output *out,
 
 	/* one write per wakeup, not one per reply; flushed before each wait */
 	setvbuf(stdout, NULL, _IOFBF, STDOUT_BUFFER);
-	b.slots = xmalloc(window * sizeof *b.slots);
-	memset(b.slots, 0, window * sizeof *b.slots);
-	b.free_slots = xmalloc(window * sizeof *b.free_slots);
-	for (unsigned i = 0; i < window; i++)
-		b.free_slots[i] = window - 1 - i;
+	batch_alloc(&b);
 	for (;;) {
 		batch_feed(&b);
 		if (conn_flush(c) < 0) {

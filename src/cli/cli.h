@@ -66,7 +66,8 @@ struct buf {
 /* One connection to l2tpv3d, always non-blocking. */
 struct conn {
 	int fd;
-	bool eof;
+	bool eof;			/* nothing more will come in */
+	int err;			/* why: 0 the daemon closed, else an errno */
 	struct buf in, out;
 };
 

@@ -184,7 +184,10 @@ int conn_flush(struct conn *c)
 	return 0;
 }
 
-/* Reads what the socket has: 1, or 0 at EOF (c->eof set), or -1. */
+/*
+ * Reads what the socket has: 1, or 0 at EOF, or -1 on error; both of the
+ * latter set c->eof so lines already buffered are still handed out.
+ */
 int conn_fill(struct conn *c)
 {
 	for (int i = 0; i < FILL_ROUNDS; i++) {
@@ -192,14 +195,13 @@ int conn_fill(struct conn *c)
 
 		if (n > 0)
 			continue;
-		if (n == 0) {
-			c->eof = true;
-			return 0;
-		}
-		if (errno == EAGAIN)
+		if (n < 0 && errno == EAGAIN)
 			return 1;
-		if (errno != EINTR)
-			return -1;
+		if (n < 0 && errno == EINTR)
+			continue;
+		c->eof = true;
+		c->err = n < 0 ? errno : 0;
+		return n;
 	}
 	return 1;
 }
@@ -236,7 +238,7 @@ char *conn_wait_line(struct conn *c, double deadline)
 		if (line)
 			return line;
 		if (c->eof) {
-			errno = EPIPE;
+			errno = c->err ? c->err : EPIPE;
 			return NULL;
 		}
 		if (conn_flush(c) < 0)
@@ -254,8 +256,8 @@ char *conn_wait_line(struct conn *c, double deadline)
 		 */
 		if (ppoll(&pfd, 1, left_until(deadline, &ts), &none) < 0)
 			return NULL;
-		if ((pfd.revents & (POLLIN | POLLHUP | POLLERR)) && conn_fill(c) < 0)
-			return NULL;
+		if (pfd.revents & (POLLIN | POLLHUP | POLLERR))
+			conn_fill(c);
 	}
 }
 
@@ -269,9 +271,10 @@ static const char *get_string(json_object *o, const char *key)
 }
 
 /*
- * Decodes one line from the daemon.  A reply without an id (the daemon
- * could not read the request) gets id -1.  -1 with EPROTO if it is not a
- * JSON object with a status or an event.
+ * Decodes one line from the daemon.  A reply without an id gets id -1
+ * (the daemon answers a request it could not read with no id, or id 0;
+ * ours start at 1).  -1 with EPROTO if it is not a JSON object with a
+ * status or an event.
  */
 int reply_parse(const char *line, struct reply *r)
 {

@@ -232,8 +232,9 @@ static int connect_daemon(struct conn *c, const struct opts *o)
 }
 
 /*
- * Reads lines until the reply to id.  An id-less reply is ours too: the
- * daemon could not read our request, and we have only one outstanding.
+ * Reads lines until the reply to id.  A reply without an id (or id 0) is
+ * ours too: the daemon could not read our request, and we have only one
+ * outstanding.
  */
 static int wait_reply(struct conn *c, int64_t id, double deadline, struct reply *r)
 {
@@ -242,7 +243,7 @@ static int wait_reply(struct conn *c, int64_t id, double deadline, struct reply 
 
 		if (!line || reply_parse(line, r) < 0)
 			return -1;
-		if (!r->event && (r->id == id || r->id == -1))
+		if (!r->event && (r->id == id || r->id <= 0))
 			return 0;
 		json_object_put(r->root);
 	}

@@ -180,23 +180,12 @@ static void print_row(char *const *cells, const size_t *width, size_t nc)
 	printf("%s\n", cells[nc - 1]);
 }
 
-/* Header plus one row per object, each column as wide as its widest cell. */
-static void print_table(const struct column *cols, size_t ncols, json_object *rows)
+/* Cells of the header and of every row, row-major, nc per row (malloc'd). */
+static char **table_cells(const struct column *const *use, size_t nc, json_object *rows)
 {
-	const struct column *use[MAX_COLUMNS];
-	size_t width[MAX_COLUMNS] = { 0 }, nc = 0, nr, ncells;
-	char **cell;
+	size_t nr = json_object_array_length(rows);
+	char **cell = xmalloc((nr + 1) * nc * sizeof *cell);
 
-	if (!json_object_is_type(rows, json_type_array))
-		rows = json_object_new_array();	/* absent list: header only */
-	else
-		json_object_get(rows);
-	for (size_t i = 0; i < ncols; i++)
-		if (column_used(&cols[i], rows))
-			use[nc++] = &cols[i];
-	nr = json_object_array_length(rows);
-	ncells = (nr + 1) * nc;
-	cell = xmalloc(ncells * sizeof *cell);
 	for (size_t c = 0; c < nc; c++)
 		cell[c] = xstrdup(use[c]->head);
 	for (size_t r = 0; r < nr; r++) {
@@ -208,15 +197,33 @@ static void print_table(const struct column *cols, size_t ncols, json_object *ro
 			cell[(r + 1) * nc + c] = fmt_value(use[c]->key, v);
 		}
 	}
+	return cell;
+}
+
+/* Header plus one row per object, each column as wide as its widest cell. */
+static void print_table(const struct column *cols, size_t ncols, json_object *rows)
+{
+	const struct column *use[MAX_COLUMNS];
+	size_t width[MAX_COLUMNS] = { 0 }, nc = 0, ncells;
+	json_object *none = NULL;
+	char **cell;
+
+	if (!json_object_is_type(rows, json_type_array))
+		rows = none = json_object_new_array();	/* absent list: header only */
+	for (size_t i = 0; i < ncols; i++)
+		if (column_used(&cols[i], rows))
+			use[nc++] = &cols[i];
+	cell = table_cells(use, nc, rows);
+	ncells = (json_object_array_length(rows) + 1) * nc;
 	for (size_t i = 0; i < ncells; i++)
 		if (strlen(cell[i]) > width[i % nc])
 			width[i % nc] = strlen(cell[i]);
-	for (size_t r = 0; r <= nr; r++)
-		print_row(cell + r * nc, width, nc);
+	for (size_t i = 0; i < ncells; i += nc)
+		print_row(cell + i, width, nc);
 	for (size_t i = 0; i < ncells; i++)
 		free(cell[i]);
 	free(cell);
-	json_object_put(rows);
+	json_object_put(none);
 }
 
 typedef void printer(const struct request *, json_object *data);
@@ -361,7 +368,7 @@ static void print_result(json_object *res)
 
 	printf(" result %s (%s)", field(res, "code"), field(res, "name"));
 	if (json_object_object_get_ex(res, "error", &v) && json_object_get_int(v))
-		printf(" error %d", json_object_get_int(v));
+		printf(" error %d (%s)", json_object_get_int(v), field(res, "error_name"));
 	if (json_object_object_get_ex(res, "message", &v) && *json_object_get_string(v))
 		printf(": %s", json_object_get_string(v));
 }

@@ -302,10 +302,11 @@ static void cc_stop_timers(struct l2tp_cc *cc)
 /* Deletes the data plane tunnel (or cancels its creation): once per create. */
 static void cc_dp_delete(struct l2tp_cc *cc)
 {
-	bool had = cc->dp == L2TP_DP_PENDING || cc->dp == L2TP_DP_UP;
-
+	/* a failed create owes nothing, and "failed" stays visible */
+	if (cc->dp != L2TP_DP_PENDING && cc->dp != L2TP_DP_UP)
+		return;
 	cc->dp = L2TP_DP_NONE;
-	if (had && cc->ops->dp_tunnel_delete != NULL)
+	if (cc->ops->dp_tunnel_delete != NULL)
 		cc->ops->dp_tunnel_delete(cc);
 }
 
@@ -671,8 +672,7 @@ static void cc_dp_create(struct l2tp_cc *cc)
 	if (cc->freed || cc->dp != L2TP_DP_PENDING)
 		return;
 	if (rc != 0) {
-		cc->dp = L2TP_DP_NONE;	/* never started: no delete owed */
-		cc_dp_result(cc, rc);
+		cc_dp_result(cc, rc);	/* never started: no delete owed */
 	} else if (cc->dp_stashed) {
 		cc_dp_result(cc, cc->dp_stashed_err);
 	}
@@ -1117,7 +1117,7 @@ static enum l2tp_drop cc_dispatch(struct l2tp_cc *cc, const struct l2tp_msg *m)
 	if (m->has_unknown_mandatory && cc_is_conn_msg(m->type) &&
 	    m->type != L2TP_MSG_STOPCCN && m->type != L2TP_MSG_SCCRQ &&
 	    m->type != L2TP_MSG_SCCRP && cc->state != L2TP_CC_STOPPING)
-		return cc_on_unknown_mandatory(cc, m);
+		return cc_drop(cc, cc_on_unknown_mandatory(cc, m));
 	switch (m->type) {
 	case L2TP_MSG_SCCRQ: case L2TP_MSG_SCCRP: case L2TP_MSG_SCCCN:
 	case L2TP_MSG_STOPCCN: case L2TP_MSG_HELLO:
@@ -1176,37 +1176,46 @@ static enum l2tp_drop cc_rd_verdict(struct l2tp_cc *cc, enum l2tp_rd_verdict v,
 	}
 }
 
-static enum l2tp_drop cc_input(struct l2tp_cc *cc, const uint8_t *buf, size_t len)
+/* Decoded, addressed to us and (4.3) authenticated before any content is used. */
+static enum l2tp_drop cc_accept(struct l2tp_cc *cc, struct l2tp_msg *m,
+				const uint8_t *buf, size_t len)
 {
 	struct l2tp_secret sec = { cc->cfg.secret, cc->cfg.secret_len };
-	struct l2tp_msg *m;
+	enum l2tp_drop r;
+
+	r = l2tp_msg_decode(m, buf, len, false, &sec);
+	if (r != L2TP_DROP_NONE)
+		return r;
+	if (m->ccid == 0 && m->type != L2TP_MSG_SCCRQ)
+		return L2TP_DROP_ZERO_CCID;
+	if (m->ccid != 0 && m->ccid != cc->local_ccid)
+		return L2TP_DROP_UNKNOWN_CCID;
+	if (cc->cfg.auth_enabled) {
+		r = l2tp_auth_verify(&cc->auth, m, buf, len, false);
+		if (r != L2TP_DROP_NONE)
+			return r;
+	}
+	if (cc->state == L2TP_CC_IDLE && m->type != L2TP_MSG_SCCRQ)
+		return L2TP_DROP_WRONG_STATE;
+	return L2TP_DROP_NONE;
+}
+
+static enum l2tp_drop cc_input(struct l2tp_cc *cc, const uint8_t *buf, size_t len)
+{
+	struct l2tp_msg m;
 	enum l2tp_drop r;
 	enum l2tp_rd_verdict v;
 
 	if (cc->freed || cc->state == L2TP_CC_CLOSED)
 		return L2TP_DROP_WRONG_STATE;
-	m = malloc(sizeof(*m));
-	if (m == NULL)
-		return cc_drop(cc, L2TP_DROP_LIMIT);
-	r = l2tp_msg_decode(m, buf, len, false, &sec);
-	if (r == L2TP_DROP_NONE && m->ccid == 0 && m->type != L2TP_MSG_SCCRQ)
-		r = L2TP_DROP_ZERO_CCID;
-	if (r == L2TP_DROP_NONE && m->ccid != 0 && m->ccid != cc->local_ccid)
-		r = L2TP_DROP_UNKNOWN_CCID;
-	/* 4.3: the digest is checked before any content is used */
-	if (r == L2TP_DROP_NONE && cc->cfg.auth_enabled)
-		r = l2tp_auth_verify(&cc->auth, m, buf, len, false);
-	if (r == L2TP_DROP_NONE && cc->state == L2TP_CC_IDLE && m->type != L2TP_MSG_SCCRQ)
-		r = L2TP_DROP_WRONG_STATE;
-	if (r != L2TP_DROP_NONE) {
-		free(m);
+	r = cc_accept(cc, &m, buf, len);
+	if (r != L2TP_DROP_NONE)
 		return cc_drop(cc, r);
-	}
 	cc->last_rx = usl_timerset_now(cc->timers);
-	v = l2tp_rd_input(&cc->rd, m->ns, m->nr, !cc_is_ack(m->type), buf, len);
-	r = cc->freed ? L2TP_DROP_NONE : cc_rd_verdict(cc, v, m);
-	free(m);
-	return r;
+	v = l2tp_rd_input(&cc->rd, m.ns, m.nr, !cc_is_ack(m.type), buf, len);
+	if (cc->freed)
+		return L2TP_DROP_NONE;
+	return cc_rd_verdict(cc, v, &m);
 }
 
 enum l2tp_drop l2tp_cc_input(struct l2tp_cc *cc, const uint8_t *buf, size_t len)
@@ -1232,10 +1241,8 @@ enum l2tp_drop l2tp_cc_input_refuse(struct l2tp_cc *cc, const uint8_t *buf, size
 	cc->refuse_error = error;
 	cc->refuse_msg = msg;
 	r = cc_input(cc, buf, len);
-	if (!cc->freed) {
-		cc->refuse = false;
-		cc->refuse_msg = NULL;
-	}
+	cc->refuse = false;
+	cc->refuse_msg = NULL;
 	l2tp_cc_release(cc);
 	return r;
 }

@@ -138,8 +138,10 @@ struct l2tp_cc_ops {
 	 * l2tp_cc_dp_done() (possibly from inside this callback); non-zero
 	 * fails at once.  A failure tears the connection down with StopCCN
 	 * result 2.  dp_tunnel_delete is called exactly once for every create
-	 * that returned 0, also while still pending (meaning "cancel": do not
-	 * call l2tp_cc_dp_done() afterwards).
+	 * that returned 0 and did not complete with an error, also while still
+	 * pending (meaning "cancel": do not call l2tp_cc_dp_done() afterwards).
+	 * The create comes after the cc_event to established: the tunnel is up
+	 * for the daemon when both happened (l2tp_cc_dp_state() == UP).
 	 */
 	int (*dp_tunnel_create)(struct l2tp_cc *cc);
 	void (*dp_tunnel_delete)(struct l2tp_cc *cc);

@@ -16,17 +16,21 @@ CODEC_CHECKS = \
 	tests/unit/check_capture
 
 check_PROGRAMS += $(CODEC_CHECKS) tests/unit/wire-oracle-gen
-TESTS += $(CODEC_CHECKS) tests/unit/wire-oracle.sh
+UNIT_TESTS += $(CODEC_CHECKS)
+TESTS += tests/unit/wire-oracle.sh
+
+# one sample message of each type, shared by the tests, the oracle and the fuzz seeds
+ORACLE_SAMPLES = tests/unit/wire-oracle-samples.c tests/unit/wire-oracle-samples.h
 
 # the real captures live beside the repository (../shared/fixtures)
 CODEC_TEST_CFLAGS = $(CHECK_TEST_CFLAGS) $(CRYPTO_CFLAGS) \
 	-DFIXTURES_DIR=\"$(abs_top_srcdir)/../shared/fixtures\"
 
-tests_unit_check_codec_SOURCES = tests/unit/check_codec.c
+tests_unit_check_codec_SOURCES = tests/unit/check_codec.c $(ORACLE_SAMPLES)
 tests_unit_check_codec_CFLAGS = $(CODEC_TEST_CFLAGS)
 tests_unit_check_codec_LDADD = $(PROTO_LIBS) $(CHECK_TEST_LIBS)
 
-tests_unit_check_malformed_SOURCES = tests/unit/check_malformed.c
+tests_unit_check_malformed_SOURCES = tests/unit/check_malformed.c $(ORACLE_SAMPLES)
 tests_unit_check_malformed_CFLAGS = $(CODEC_TEST_CFLAGS)
 tests_unit_check_malformed_LDADD = $(PROTO_LIBS) $(CHECK_TEST_LIBS)
 
@@ -38,8 +42,9 @@ tests_unit_check_capture_SOURCES = tests/unit/check_capture.c
 tests_unit_check_capture_CFLAGS = $(CODEC_TEST_CFLAGS)
 tests_unit_check_capture_LDADD = $(PROTO_LIBS) $(CHECK_TEST_LIBS)
 
-# Builds every message type with our encoder into two pcaps for tshark.
-tests_unit_wire_oracle_gen_SOURCES = tests/unit/wire-oracle-gen.c
+# Builds every message type with our encoder into pcaps for tshark (wire-oracle.sh).
+tests_unit_wire_oracle_gen_SOURCES = tests/unit/wire-oracle-gen.c $(ORACLE_SAMPLES)
+tests_unit_wire_oracle_gen_CFLAGS = $(AM_CFLAGS) $(CRYPTO_CFLAGS)
 tests_unit_wire_oracle_gen_LDADD = $(PROTO_LIBS)
 
 EXTRA_DIST += \

@@ -98,7 +98,7 @@ struct l2tp_sess {
 	uint8_t *end_id;
 	bool initiator;
 	bool got_reply;			/* ICRP/OCRP seen (or sent) */
-	bool announced;			/* the daemon knows it: sess_freed owed */
+	bool freed_owed;		/* sess_freed not yet called */
 	uint32_t local_sid, peer_sid, serial;
 	uint8_t cookie[8], cookie_len;
 	uint8_t peer_cookie[8], peer_cookie_len;

@@ -84,37 +84,39 @@ static int enc_pw_caps(const struct l2tp_msg *m, struct usl_wbuf *w);
 static int enc_cookie(const struct l2tp_msg *m, struct usl_wbuf *w);
 static int enc_circuit_errors(const struct l2tp_msg *m, struct usl_wbuf *w);
 
-#define CUSTOM(name)	{ V_CUSTOM, 0, dec_##name, enc_##name, 0 }
+#define CUSTOM(name)	{ .kind = V_CUSTOM, .dec = dec_##name, .enc = enc_##name }
+#define GEN(k, f)	{ .kind = k, .off = OFF(f) }
+#define WIDE(f, a)	{ .kind = V_SPEED32, .off = OFF(f), .alias = a }
 
 static const struct avp_codec codecs[L2TP_AVP_MAX_KNOWN + 1] = {
 	[L2TP_AVP_RESULT_CODE]		= CUSTOM(result),
-	[L2TP_AVP_TIE_BREAKER]		= { V_U64, OFF(tie_breaker) },
-	[L2TP_AVP_FIRMWARE_REVISION]	= { V_U16, OFF(firmware_rev) },
-	[L2TP_AVP_HOST_NAME]		= { V_BYTES, OFF(host_name) },
-	[L2TP_AVP_VENDOR_NAME]		= { V_BYTES, OFF(vendor_name) },
-	[L2TP_AVP_RECV_WINDOW_SIZE]	= { V_U16, OFF(recv_window) },
-	[L2TP_AVP_SERIAL_NUMBER]	= { V_U32, OFF(serial) },
-	[L2TP_AVP_TX_CONNECT_SPEED]	= { V_SPEED32, OFF(tx_speed), .alias = L2TP_AVP_TX_CONNECT_SPEED_BPS },
-	[L2TP_AVP_PHYSICAL_CHANNEL_ID]	= { V_U32, OFF(phys_channel_id) },
+	[L2TP_AVP_TIE_BREAKER]		= GEN(V_U64, tie_breaker),
+	[L2TP_AVP_FIRMWARE_REVISION]	= GEN(V_U16, firmware_rev),
+	[L2TP_AVP_HOST_NAME]		= GEN(V_BYTES, host_name),
+	[L2TP_AVP_VENDOR_NAME]		= GEN(V_BYTES, vendor_name),
+	[L2TP_AVP_RECV_WINDOW_SIZE]	= GEN(V_U16, recv_window),
+	[L2TP_AVP_SERIAL_NUMBER]	= GEN(V_U32, serial),
+	[L2TP_AVP_TX_CONNECT_SPEED]	= WIDE(tx_speed, L2TP_AVP_TX_CONNECT_SPEED_BPS),
+	[L2TP_AVP_PHYSICAL_CHANNEL_ID]	= GEN(V_U32, phys_channel_id),
 	[L2TP_AVP_CIRCUIT_ERRORS]	= CUSTOM(circuit_errors),
-	[L2TP_AVP_RANDOM_VECTOR]	= { V_BYTES, OFF(random_vector) },
-	[L2TP_AVP_RX_CONNECT_SPEED]	= { V_SPEED32, OFF(rx_speed), .alias = L2TP_AVP_RX_CONNECT_SPEED_BPS },
-	[L2TP_AVP_ROUTER_ID]		= { V_U32, OFF(router_id) },
-	[L2TP_AVP_ASSIGNED_CCID]	= { V_U32_NZ, OFF(assigned_ccid) },
+	[L2TP_AVP_RANDOM_VECTOR]	= GEN(V_BYTES, random_vector),
+	[L2TP_AVP_RX_CONNECT_SPEED]	= WIDE(rx_speed, L2TP_AVP_RX_CONNECT_SPEED_BPS),
+	[L2TP_AVP_ROUTER_ID]		= GEN(V_U32, router_id),
+	[L2TP_AVP_ASSIGNED_CCID]	= GEN(V_U32_NZ, assigned_ccid),
 	[L2TP_AVP_PW_CAP_LIST]		= CUSTOM(pw_caps),
-	[L2TP_AVP_LOCAL_SESSION_ID]	= { V_U32_NZ, OFF(local_sid) },
+	[L2TP_AVP_LOCAL_SESSION_ID]	= GEN(V_U32_NZ, local_sid),
 	/* zero is how a session message says "your ID is not known yet" */
-	[L2TP_AVP_REMOTE_SESSION_ID]	= { V_U32, OFF(remote_sid) },
+	[L2TP_AVP_REMOTE_SESSION_ID]	= GEN(V_U32, remote_sid),
 	[L2TP_AVP_ASSIGNED_COOKIE]	= CUSTOM(cookie),
-	[L2TP_AVP_REMOTE_END_ID]	= { V_BYTES, OFF(remote_end_id) },
-	[L2TP_AVP_PW_TYPE]		= { V_U16, OFF(pw_type) },
-	[L2TP_AVP_L2_SPECIFIC_SUBLAYER]	= { V_U16, OFF(l2ss) },
-	[L2TP_AVP_DATA_SEQUENCING]	= { V_U16, OFF(data_seq) },
-	[L2TP_AVP_CIRCUIT_STATUS]	= { V_U16, OFF(circuit_status) },
-	[L2TP_AVP_PREFERRED_LANGUAGE]	= { V_BYTES, OFF(preferred_language) },
-	[L2TP_AVP_CTRL_MSG_AUTH_NONCE]	= { V_BYTES, OFF(nonce) },
-	[L2TP_AVP_TX_CONNECT_SPEED_BPS]	= { V_U64, OFF(tx_speed) },
-	[L2TP_AVP_RX_CONNECT_SPEED_BPS]	= { V_U64, OFF(rx_speed) },
+	[L2TP_AVP_REMOTE_END_ID]	= GEN(V_BYTES, remote_end_id),
+	[L2TP_AVP_PW_TYPE]		= GEN(V_U16, pw_type),
+	[L2TP_AVP_L2_SPECIFIC_SUBLAYER]	= GEN(V_U16, l2ss),
+	[L2TP_AVP_DATA_SEQUENCING]	= GEN(V_U16, data_seq),
+	[L2TP_AVP_CIRCUIT_STATUS]	= GEN(V_U16, circuit_status),
+	[L2TP_AVP_PREFERRED_LANGUAGE]	= GEN(V_BYTES, preferred_language),
+	[L2TP_AVP_CTRL_MSG_AUTH_NONCE]	= GEN(V_BYTES, nonce),
+	[L2TP_AVP_TX_CONNECT_SPEED_BPS]	= GEN(V_U64, tx_speed),
+	[L2TP_AVP_RX_CONNECT_SPEED_BPS]	= GEN(V_U64, rx_speed),
 };
 
 #define LO(t)	L2TP_AVP_BIT(t)
@@ -325,6 +327,9 @@ static enum l2tp_drop dec_value(struct l2tp_msg *m, const struct avp_codec *c,
 		break;
 	case V_CUSTOM:
 		return c->dec(m, v, len);
+	default:
+		/* a rule without a codec entry: a table bug, never a silent accept */
+		return L2TP_DROP_BAD_AVP_VALUE;
 	}
 	return L2TP_DROP_NONE;
 }

@@ -258,12 +258,25 @@ static bool sess_peer_knows(const struct l2tp_sess *s)
 static void sess_dp_delete(struct l2tp_sess *s)
 {
 	struct l2tp_cc *cc = s->cc;
-	bool had = s->dp == L2TP_DP_PENDING || s->dp == L2TP_DP_UP;
 
-	s->dp = L2TP_DP_NONE;
 	s->dp_want = false;
-	if (had && !cc->freed && cc->ops->dp_session_delete != NULL)
+	if (s->dp != L2TP_DP_PENDING && s->dp != L2TP_DP_UP)
+		return;		/* a failed create owes nothing */
+	s->dp = L2TP_DP_NONE;
+	if (!cc->freed && cc->ops->dp_session_delete != NULL)
 		cc->ops->dp_session_delete(cc, s);
+}
+
+/* Tells the daemon, once, to let go of s (also after l2tp_cc_free()). */
+static void sess_freed(struct l2tp_sess *s)
+{
+	struct l2tp_cc *cc = s->cc;
+
+	if (!s->freed_owed)
+		return;
+	s->freed_owed = false;
+	if (cc->ops->sess_freed != NULL)
+		cc->ops->sess_freed(cc, s);
 }
 
 /*
@@ -282,8 +295,7 @@ static void sess_close(struct l2tp_sess *s, bool send_cdn, const char *why)
 	sess_dp_delete(s);
 	sess_unlink(s);
 	sess_change_state(s, L2TP_SESS_CLOSED, why);
-	if (!cc->freed && cc->ops->sess_freed != NULL)
-		cc->ops->sess_freed(cc, s);
+	sess_freed(s);
 }
 
 static void sess_closef(struct l2tp_sess *s, bool send_cdn, const char *why, uint16_t result,
@@ -351,6 +363,7 @@ static struct l2tp_sess *sess_new(struct l2tp_cc *cc, const struct l2tp_sess_cfg
 	s->initiator = initiator;
 	s->local_sid = sid;
 	s->peer_active = true;
+	s->freed_owed = true;
 	usl_timer_init(&s->setup_timer, sess_setup_expired);
 	sess_apply_cfg(s, cfg);
 	usl_hash_insert(&cc->sess_by_sid, &s->by_sid, usl_hash_u32(sid));
@@ -513,7 +526,6 @@ static void sess_dp_start(struct l2tp_sess *s)
 	if (cc->freed || s->state == L2TP_SESS_CLOSED || s->dp != L2TP_DP_PENDING)
 		return;
 	if (rc != 0) {
-		s->dp = L2TP_DP_NONE;
 		sess_dp_result(s, rc);
 	} else if (s->dp_stashed) {
 		sess_dp_result(s, s->dp_stashed_err);
@@ -941,6 +953,7 @@ void l2tp_sess_cc_down(struct l2tp_cc *cc, const struct l2tp_reason *why)
 void l2tp_sess_cc_forget(struct l2tp_cc *cc)
 {
 	struct l2tp_sess *s;
+	struct usl_list *pos;
 	bool had;
 
 	while (!usl_list_empty(&cc->sessions)) {
@@ -952,9 +965,11 @@ void l2tp_sess_cc_forget(struct l2tp_cc *cc)
 		s->state = L2TP_SESS_CLOSED;
 		if (had && cc->ops->dp_session_delete != NULL)
 			cc->ops->dp_session_delete(cc, s);
-		if (cc->ops->sess_freed != NULL)
-			cc->ops->sess_freed(cc, s);
+		sess_freed(s);
 	}
+	/* closing when the daemon freed the cc from inside its event */
+	usl_list_foreach(pos, &cc->dead)
+		sess_freed(usl_list_entry(pos, struct l2tp_sess, link));
 }
 
 /* ------------------------------------------------------------------ */

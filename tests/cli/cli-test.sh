@@ -280,7 +280,7 @@ req_case "prefix: ses l t 1001" '.cmd == "session list" and .args == {tunnel_id:
 req_case "prefix: ses cr tun n t1 coo 4" '.cmd == "session create" and .args == {tunnel: "t1", cookie_len: 4}' \
 	ses cr tun n t1 coo 4
 req_case "prefix: tunnel de 5" '.cmd == "tunnel delete" and .args == {tunnel_id: 5}' tunnel de 5
-req_case "prefix: st / rel" '.cmd == "stats"' st
+req_case "prefix: st" '.cmd == "stats"' st
 req_case "prefix: rel" '.cmd == "reload"' rel
 
 ###########################################################################

@@ -109,6 +109,18 @@ static enum l2tp_drop receive(const struct l2tp_auth *to, int len, bool ip)
 	return l2tp_auth_verify(to, &dec, buf, (size_t)len, ip);
 }
 
+/* encode(decode(bytes)) signed again by the sender gives the same bytes. */
+static void assert_reencodes(const struct l2tp_auth *from, int len, bool ip)
+{
+	uint8_t again[sizeof(buf)];
+	int len2;
+
+	len2 = l2tp_msg_encode(&dec, again, sizeof(again), ip, 0, NULL);
+	ck_assert_int_eq(len2, len);
+	ck_assert_int_eq(l2tp_auth_sign(from, again, (size_t)len2, ip), 0);
+	ck_assert(memcmp(again, buf, (size_t)len) == 0);
+}
+
 /* RFC 2202 section 2 and 3, test cases 1, 2, 3 and 6. */
 struct kat {
 	enum l2tp_digest_type type;
@@ -211,6 +223,7 @@ START_TEST(test_sign_verify)
 		/* the sender's own view (nonces not reversed) must not verify */
 		ck_assert_int_eq(l2tp_auth_verify(&lac, &dec, buf, (size_t)len, ip),
 				 L2TP_DROP_DIGEST_MISMATCH);
+		assert_reencodes(&lac, len, ip);
 
 		build_hello(9, 10);
 		len = send_signed(&lns, ip);
@@ -238,6 +251,7 @@ START_TEST(test_sccrq_sccrp)
 	len = send_signed(&a, false);
 	/* b knows no nonce yet and needs none */
 	ck_assert_int_eq(receive(&b, len, false), L2TP_DROP_NONE);
+	assert_reencodes(&a, len, false);
 	ck_assert_int_eq(l2tp_auth_set_peer_nonce(&b, &dec.nonce), 0);
 
 	build_sccrx(L2TP_MSG_SCCRP, &b);

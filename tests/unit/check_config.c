@@ -117,7 +117,7 @@ static struct sockaddr_storage sa(const char *s)
 /* A config that sets every section, with lists of more than one element. */
 static const char full_conf[] =
 	"global = {\n"
-	"  listen = [\"192.0.2.1\", \"[2001:db8::1]:1702\"];\n"
+	"  listen = [\"192.0.2.1\", \"[2001:DB8::1]\"];\n"
 	"  udp_port = 1701; listen_ip = true; event_loop = \"poll\"; hostname = \"lns1\";\n"
 	"  router_id = \"192.0.2.1\"; secret = \"q\\\"uote\\\\back\\nnl\\x01\";\n"
 	"  max_tunnels = 3000000000; max_sessions = 4294967295L; max_sessions_per_tunnel = 10;\n"
@@ -345,8 +345,12 @@ static const struct bad_case bad_cases[] = {
 	  "tunnels.local", "IPv6 address for an IPv4 peer" },
 	{ "global = {\n  listen = [\"0.0.0.0\",\n    \"nowhere\"];\n};\n", 3, "global.listen",
 	  "'nowhere' is not an IP address" },
-	{ "global = { listen = [\"192.0.2.1\", \"192.0.2.1:1701\"]; };\n", 1, "global.listen",
+	{ "global = { listen = [\"192.0.2.1\", \"192.0.2.1\"]; };\n", 1, "global.listen",
 	  "listed twice" },
+	{ "global = { listen = [\"192.0.2.1:1702\"]; };\n", 1, "global.listen",
+	  "no port here (valid: an address; every listening socket uses global.udp_port)" },
+	{ "tunnels = ( { name = \"t\"; peer = \"192.0.2.1\";\n local = \"192.0.2.2:5000\"; } );\n",
+	  2, "tunnels.local", "no port here" },
 	{ "session_profiles = ( { name = \"a\"; address = \"10.0.0.1/40\"; } );\n", 1,
 	  "session_profiles.address", "bad prefix length" },
 	/* strings */
@@ -483,7 +487,7 @@ START_TEST(test_full)
 
 	ck_assert_uint_eq(c->n_listen, 2);
 	ck_assert_str_eq(config_addr_str(&c->listen[0], buf, sizeof(buf)), "192.0.2.1:1701");
-	ck_assert_str_eq(config_addr_str(&c->listen[1], buf, sizeof(buf)), "[2001:db8::1]:1702");
+	ck_assert_str_eq(config_addr_str(&c->listen[1], buf, sizeof(buf)), "[2001:db8::1]:1701");
 	ck_assert(c->listen_ip);
 	ck_assert_str_eq(c->event_loop, "poll");
 	ck_assert_str_eq(c->hostname, "lns1");
@@ -629,10 +633,10 @@ START_TEST(test_global_values)
 	ck_assert_str_eq(config_addr_str(&c->listen[0], buf, sizeof(buf)), "0.0.0.0:1702");
 	ck_assert_str_eq(config_addr_str(&c->listen[1], buf, sizeof(buf)), "[::]:1702");
 	config_free(c);
-	c = load_ok("global = { listen = [\"192.0.2.1:5000\", \"192.0.2.1\"]; udp_port = 1702; };\n");
+	c = load_ok("global = { listen = [\"192.0.2.1\", \"::1\"]; udp_port = 1702; };\n");
 	ck_assert_uint_eq(c->n_listen, 2);
-	ck_assert_str_eq(config_addr_str(&c->listen[0], buf, sizeof(buf)), "192.0.2.1:5000");
-	ck_assert_str_eq(config_addr_str(&c->listen[1], buf, sizeof(buf)), "192.0.2.1:1702");
+	ck_assert_str_eq(config_addr_str(&c->listen[0], buf, sizeof(buf)), "192.0.2.1:1702");
+	ck_assert_str_eq(config_addr_str(&c->listen[1], buf, sizeof(buf)), "[::1]:1702");
 	assert_fixed_point(c);
 	config_free(c);
 	c = load_ok("global = { listen = []; };\n");	/* LAC only: no listening socket */

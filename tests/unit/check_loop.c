@@ -177,13 +177,17 @@ START_TEST(test_timers)
 	usl_timer_init(&c.t, timer_cb);
 	usl_timer_init(&d.t, timer_cb);
 	usl_timer_init(&guard, guard_cb);
-	start = usl_clock_now(&usl_clock_monotonic);
-	usl_timer_arm(ts, &guard, usl_time_s(5));
+	/*
+	 * Absolute expiries from one reading: arming takes real time (a lot
+	 * under valgrind), and relative delays would then reorder the timers.
+	 */
+	start = usl_timerset_now(ts);
+	usl_timer_arm_at(ts, &guard, usl_time_add(start, usl_time_s(5)));
 	/* Armed out of order; the earliest moves twice. */
-	usl_timer_arm(ts, &c.t, usl_time_ms(15));
-	usl_timer_arm(ts, &b.t, usl_time_ms(8));
-	usl_timer_arm(ts, &a.t, usl_time_ms(3));
-	usl_timer_arm(ts, &d.t, usl_time_ms(1));
+	usl_timer_arm_at(ts, &c.t, usl_time_add(start, usl_time_ms(15)));
+	usl_timer_arm_at(ts, &b.t, usl_time_add(start, usl_time_ms(8)));
+	usl_timer_arm_at(ts, &a.t, usl_time_add(start, usl_time_ms(3)));
+	usl_timer_arm_at(ts, &d.t, usl_time_add(start, usl_time_ms(1)));
 	usl_timer_cancel(&d.t);		/* cancelling the earliest re-arms the loop */
 	ck_assert_int_eq(usl_loop_run(loop), 0);
 	ck_assert_int_eq(nfired, 3);

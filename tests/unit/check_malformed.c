@@ -226,6 +226,10 @@ static const struct mcase cases[] = {
 	OK("every type's minimum: ICRQ", HDR ICRQ XCRQ_REQ, 0, 0),
 	OK("every type's minimum: WEN", HDR WEN LSID RSID CERR, 0, 0),
 	OK("CDN with a bare 2-octet Result Code", HDR CDN RESULT LSID RSID, 0, 0),
+	OK("ICRP with Serial Number, Remote End ID, PW Type", HDR ICRP XCRP_REQ SERIAL ENDID PWT,
+	   0, 0),
+	OK("SCCRQ with Bearer Capabilities, M=1", HDR SCCRQ SCCRQ_REQ "800a 0000 0004 00000003",
+	   0, 1),
 
 	/* repeats */
 	DROP("two different Router IDs", HDR SCCRQ SCCRQ_REQ "800a 0000 003c 0a000002", 0,

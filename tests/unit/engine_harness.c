@@ -295,8 +295,17 @@ static void h_sess_event(struct l2tp_cc *cc, struct l2tp_sess *s, enum l2tp_sess
 {
 	struct h_end *e = h_end_of(cc);
 
+	int i;
+
 	h_track(e, s);
 	h_record(e->h, H_EV_SESS, e->idx, l2tp_sess_local_sid(s), from, to, why);
+	if (to == L2TP_SESS_CLOSED && e->free_on_sess_close) {
+		e->free_on_sess_close = false;
+		for (i = 0; i < e->n_cc; i++)
+			if (e->cc[i] == cc)
+				e->cc[i] = e->cc[--e->n_cc];
+		l2tp_cc_free(cc);
+	}
 }
 
 static void h_sess_freed(struct l2tp_cc *cc, struct l2tp_sess *s)
@@ -449,6 +458,19 @@ void h_set_auth(struct harness *h, int i, const char *secret, enum l2tp_digest_t
 /* ------------------------------------------------------------------ */
 /* delivery */
 
+/* A responder cc whose SCCRQ was dropped (bad digest...) is of no use: free it. */
+static void h_first_input(struct h_end *e, struct l2tp_cc *cc, const uint8_t *buf, size_t len)
+{
+	enum l2tp_drop r = l2tp_cc_input(cc, buf, len);
+
+	if (r == L2TP_DROP_NONE || l2tp_cc_state(cc) != L2TP_CC_IDLE)
+		return;
+	e->first_drops[r]++;
+	ck_assert_ptr_eq(e->cc[e->n_cc - 1], cc);
+	e->n_cc--;
+	l2tp_cc_free(cc);
+}
+
 /*
  * Crossed SCCRQs, as the daemon resolves them (RFC 3931 5.4.3): the end's
  * own cc waiting for a reply decides with l2tp_cc_tie_break().
@@ -493,7 +515,7 @@ static void h_new_sccrq(struct harness *h, struct h_end *e, const uint8_t *buf, 
 		break;
 	}
 	cc = h_new_cc(h, e->idx);
-	l2tp_cc_input(cc, buf, len);
+	h_first_input(e, cc, buf, len);
 }
 
 static void h_deliver(struct harness *h, struct h_pkt *p)

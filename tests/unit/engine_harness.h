@@ -94,7 +94,10 @@ struct h_end {
 	int accept_result;
 	struct l2tp_sess_cfg accept_cfg;	/* cookie_len, l2ss, data_seq copied */
 	bool free_on_close;	/* l2tp_cc_free() from inside cc_event(closed) */
+	bool free_on_sess_close;	/* l2tp_cc_free() from inside sess_event(closed) */
 	bool auto_respond;	/* create a responder cc on SCCRQ (default true) */
+	/* a new responder cc that dropped its SCCRQ is freed, as the daemon does */
+	int first_drops[L2TP_DROP__COUNT];
 };
 
 /* Decides a packet's fate; return true to drop it.  nth counts per sender. */

@@ -12,7 +12,7 @@
 #
 # Exit 0 pass, 1 fail, 77 skip (automake) when tshark is not installed.
 
-GEN=${WIRE_ORACLE_GEN:-./tests/unit/wire-oracle-gen}
+GEN=${WIRE_ORACLE_GEN:-${top_builddir:-.}/tests/unit/wire-oracle-gen}
 SECRET=oracle-secret
 failures=0
 tests=0
