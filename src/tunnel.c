@@ -679,10 +679,23 @@ static void tunnel_accept(const uint8_t *buf, size_t len, const struct sockaddr 
 	tunnel_input(t, buf, len, from);
 }
 
+/* The secret that may hide AVPs of an SCCRQ from this peer (RFC 3931 5.3). */
+static const struct l2tp_secret *sccrq_secret(const struct sockaddr *from, struct l2tp_secret *s)
+{
+	const struct peer_profile *pp = config_match_peer(l2tpd.conf, from);
+	const struct tunnel_profile *tp = config_tunnel_profile(l2tpd.conf, pp->tunnel_profile);
+	const char *secret = config_secret(l2tpd.conf, tp, pp);
+
+	s->p = (const uint8_t *)secret;
+	s->len = secret ? strlen(secret) : 0;
+	return s->len ? s : NULL;
+}
+
 void tunnel_input_listener(int lfd, const uint8_t *buf, size_t len,
 			   const struct sockaddr *from, const struct sockaddr *to,
 			   enum l2tp_encap encap)
 {
+	struct l2tp_secret secret;
 	struct l2tp_msg *m;
 	struct tunnel *t;
 	enum l2tp_drop why;
@@ -704,7 +717,7 @@ void tunnel_input_listener(int lfd, const uint8_t *buf, size_t len,
 		tunnel_input(t, buf, len, from);
 		return;
 	}
-	why = l2tp_msg_decode(m, buf, len, false, NULL);
+	why = l2tp_msg_decode(m, buf, len, false, sccrq_secret(from, &secret));
 	if (why == L2TP_DROP_NONE && m->type != L2TP_MSG_SCCRQ)
 		why = L2TP_DROP_ZERO_CCID;
 	if (why != L2TP_DROP_NONE) {

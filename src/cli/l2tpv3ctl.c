@@ -31,6 +31,12 @@
 #endif
 
 #define DEFAULT_TIMEOUT	30.0
+/*
+ * A create waits for the peer; the daemon itself gives up after its
+ * retransmission cycle (1+2+4+8+8... s, about a minute by default) and then
+ * answers, so the client must wait longer than that.
+ */
+#define CREATE_TIMEOUT	180.0
 #define DEFAULT_WINDOW	64
 #define MAX_WINDOW	65536
 
@@ -249,10 +255,18 @@ static int wait_reply(struct conn *c, int64_t id, double deadline, struct reply 
 	}
 }
 
+static double request_timeout(const struct opts *o, const struct request *req)
+{
+	if (!o->timeout_set && strstr(req->cmd, " create") != NULL)
+		return CREATE_TIMEOUT;
+	return o->timeout;
+}
+
 static int run_single(const struct opts *o, const struct output *out,
 		      const struct request *req)
 {
-	double deadline = o->timeout > 0 ? mono_now() + o->timeout : -1;
+	double timeout = request_timeout(o, req);
+	double deadline = timeout > 0 ? mono_now() + timeout : -1;
 	struct conn c;
 	struct reply r;
 	int rc;
@@ -261,7 +275,7 @@ static int run_single(const struct opts *o, const struct output *out,
 		return EXIT_FAIL;
 	conn_send(&c, req, 1);
 	if (wait_reply(&c, 1, deadline, &r) < 0) {
-		conn_report_error(errno, o->timeout);
+		conn_report_error(errno, timeout);
 		conn_close(&c);
 		return EXIT_FAIL;
 	}
@@ -365,7 +379,7 @@ static int run_batch(const struct opts *o, const struct output *out)
 		return EXIT_FAIL;
 	}
 	if (connect_daemon(&c, o) == 0) {
-		rc = batch_run(&c, fd, out, o->window, o->timeout);
+		rc = batch_run(&c, fd, out, o->window, o->timeout_set ? o->timeout : CREATE_TIMEOUT);
 		conn_close(&c);
 	}
 	if (fd != STDIN_FILENO)
