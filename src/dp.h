@@ -38,9 +38,16 @@ struct dp_ops {
 	int (*session_stats)(const struct session *s, struct dp_session_stats *st);
 	/* What is programmed for this object (for `show`), or NULL. */
 	json_object *(*describe)(const struct tunnel *t, const struct session *s);
+	/*
+	 * The session's negotiated settings changed after it came up
+	 * (sequencing, the peer's circuit status from an SLI): reprogram.
+	 * 0, or a negative errno.  NULL: nothing to do.
+	 */
+	int (*session_modify)(struct session *s);
 };
 
 extern const struct dp_ops dp_null_ops;
+extern const struct dp_ops dp_kernel_ops;
 /* The data plane named name ("null", "kernel"), or NULL. */
 const struct dp_ops *dp_find(const char *name);
 

@@ -111,10 +111,3 @@ const struct dp_ops dp_null_ops = {
 	.session_stats = null_session_stats,
 	.describe = null_describe,
 };
-
-const struct dp_ops *dp_find(const char *name)
-{
-	if (strcmp(name, "null") == 0)
-		return &dp_null_ops;
-	return NULL;
-}

@@ -96,6 +96,7 @@ struct tunnel {
 	struct usl_list sessions;		/* struct session.tunnel_link */
 	unsigned n_sessions;
 	void *dp_priv;				/* the data plane's state */
+	char dp_error[128];			/* why the data plane refused it, for the CLI */
 	bool up;				/* announced established (dp up too) */
 	bool closing;				/* deleted by operator or shutdown */
 	struct usl_list connecting_link;	/* peer->connecting while in wait-ctl-reply */
@@ -119,6 +120,7 @@ struct session {
 	bool up;
 	void *dp_priv;
 	uint64_t dp_handle;			/* data plane object handle (kernel: ifindex) */
+	char dp_error[128];			/* why the data plane refused it, for the CLI */
 };
 
 /* The daemon's one global state. */
@@ -255,6 +257,20 @@ json_object *result_json(const struct l2tp_result *r, bool stopccn);
 int hooks_init(void);
 void hooks_shutdown(void);
 void hooks_run(const char *which, const struct tunnel *t, const struct session *s);
+
+/* pppd.c */
+/* The pppd binary PPP pseudowires run (L2TPV3D_PPPD, else /usr/sbin/pppd). */
+const char *pppd_path(void);
+/*
+ * Attaches a PPPoL2TP socket to the kernel session of s (already created)
+ * and starts pppd on it, named ifname; on_exit(pid, status, arg) runs when
+ * it exits (child.h).  The pid, or -1 with errno and a reason in err.
+ */
+pid_t pppd_start(const struct session *s, const char *ifname,
+		 void (*on_exit)(pid_t pid, int status, void *arg), void *arg,
+		 char *err, size_t errlen);
+/* Stops watching pid and sends it SIGTERM. */
+void pppd_stop(pid_t pid);
 
 /* reload.c */
 /* Switches to newc (taking ownership) and applies the difference to live objects. */

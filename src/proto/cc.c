@@ -99,6 +99,7 @@ const char *l2tp_tie_name(enum l2tp_tie t)
 	log_##lvl("tunnel %u/%u: " fmt, (cc)->local_ccid, (cc)->peer_ccid, ##__VA_ARGS__)
 
 static enum l2tp_drop cc_fsm(struct l2tp_cc *cc, enum cc_event ev, const struct l2tp_msg *m);
+static enum l2tp_drop cc_on_unknown_type(struct l2tp_cc *cc, const struct l2tp_msg *m);
 
 /* ------------------------------------------------------------------ */
 /* configuration, lifetime */
@@ -205,9 +206,17 @@ void l2tp_cc_random(struct l2tp_cc *cc, void *buf, size_t len)
 
 static int cc_init_auth(struct l2tp_cc *cc)
 {
+	static const uint8_t empty[1];
+
 	l2tp_auth_init(&cc->auth);
-	if (!cc->cfg.auth_enabled)
+	l2tp_auth_init(&cc->integrity);
+	if (!cc->cfg.auth_enabled) {
+		/* a digest may still come as a mere integrity check */
+		if (l2tp_auth_add_key(&cc->integrity, L2TP_DIGEST_HMAC_MD5, empty, 0) < 0 ||
+		    l2tp_auth_add_key(&cc->integrity, L2TP_DIGEST_HMAC_SHA1, empty, 0) < 0)
+			return -1;
 		return 0;
+	}
 	return l2tp_auth_add_key(&cc->auth, cc->cfg.digest_type, cc->cfg.secret,
 				 cc->cfg.secret_len);
 }
@@ -1139,12 +1148,16 @@ static void cc_deliver_held(struct l2tp_cc *cc, struct l2tp_msg *m)
 {
 	struct l2tp_rd_buf *b;
 	struct l2tp_secret sec = { cc->cfg.secret, cc->cfg.secret_len };
+	enum l2tp_drop r;
 
 	while (!cc->freed && cc->state != L2TP_CC_CLOSED &&
 	       (b = l2tp_rd_next_held(&cc->rd)) != NULL) {
-		/* verified on arrival; decoding again cannot fail */
-		if (l2tp_msg_decode(m, b->buf, b->len, false, &sec) == L2TP_DROP_NONE)
+		/* verified on arrival; only an unknown type fails again */
+		r = l2tp_msg_decode(m, b->buf, b->len, false, &sec);
+		if (r == L2TP_DROP_NONE)
 			cc_dispatch(cc, m);
+		else if (r == L2TP_DROP_UNKNOWN_MSG_TYPE)
+			cc_on_unknown_type(cc, m);
 		free(b);
 	}
 }
@@ -1190,14 +1203,40 @@ static enum l2tp_drop cc_accept(struct l2tp_cc *cc, struct l2tp_msg *m,
 		return L2TP_DROP_ZERO_CCID;
 	if (m->ccid != 0 && m->ccid != cc->local_ccid)
 		return L2TP_DROP_UNKNOWN_CCID;
-	if (cc->cfg.auth_enabled) {
+	if (cc->cfg.auth_enabled)
 		r = l2tp_auth_verify(&cc->auth, m, buf, len, false);
-		if (r != L2TP_DROP_NONE)
-			return r;
-	}
+	else if (m->n_digests > 0 && !l2tp_msg_has(m, L2TP_AVP_CTRL_MSG_AUTH_NONCE))
+		/* 4.3: an integrity check; an invalid one means corruption */
+		r = l2tp_auth_verify(&cc->integrity, m, buf, len, false);
+	if (r != L2TP_DROP_NONE)
+		return r;
 	if (cc->state == L2TP_CC_IDLE && m->type != L2TP_MSG_SCCRQ)
 		return L2TP_DROP_WRONG_STATE;
 	return L2TP_DROP_NONE;
+}
+
+/*
+ * 5.4.1: an unknown (or vendor) message type with M=1 clears the
+ * connection; with M=0 it is ignored.  Either way it took an Ns slot, so it
+ * goes through reliable delivery first (only when nothing has to be
+ * verified: without a full decode a digest cannot be checked).
+ */
+static bool cc_unknown_type_usable(const struct l2tp_cc *cc, const struct l2tp_msg *m)
+{
+	return !cc->cfg.auth_enabled && m->ccid == cc->local_ccid &&
+	       cc->state != L2TP_CC_IDLE && cc->state != L2TP_CC_CLOSED;
+}
+
+static enum l2tp_drop cc_on_unknown_type(struct l2tp_cc *cc, const struct l2tp_msg *m)
+{
+	char text[64];
+
+	if (m->type_m && cc->state != L2TP_CC_STOPPING) {
+		snprintf(text, sizeof(text), "unknown mandatory message type %u", m->type);
+		cc_stopf(cc, "unknown message type", L2TP_STOPCCN_GENERAL_ERROR,
+			 L2TP_ERR_NONE, text);
+	}
+	return cc_drop(cc, L2TP_DROP_UNKNOWN_MSG_TYPE);
 }
 
 static enum l2tp_drop cc_input(struct l2tp_cc *cc, const uint8_t *buf, size_t len)
@@ -1209,6 +1248,15 @@ static enum l2tp_drop cc_input(struct l2tp_cc *cc, const uint8_t *buf, size_t le
 	if (cc->freed || cc->state == L2TP_CC_CLOSED)
 		return L2TP_DROP_WRONG_STATE;
 	r = cc_accept(cc, &m, buf, len);
+	if (r == L2TP_DROP_UNKNOWN_MSG_TYPE && cc_unknown_type_usable(cc, &m)) {
+		cc->last_rx = usl_timerset_now(cc->timers);
+		v = l2tp_rd_input(&cc->rd, m.ns, m.nr, true, buf, len);
+		if (cc->freed || v != L2TP_RD_DELIVER)
+			return cc->freed ? L2TP_DROP_NONE : cc_rd_verdict(cc, v, &m);
+		r = cc_on_unknown_type(cc, &m);
+		cc_deliver_held(cc, &m);
+		return r;
+	}
 	if (r != L2TP_DROP_NONE)
 		return cc_drop(cc, r);
 	cc->last_rx = usl_timerset_now(cc->timers);

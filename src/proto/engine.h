@@ -49,7 +49,7 @@ struct l2tp_cc {
 	bool sent_sccrx;		/* we sent SCCRQ or SCCRP: StopCCN carries our CCID */
 
 	struct l2tp_auth auth;
-	bool auth_on;			/* nonces exchanged: digests both ways */
+	struct l2tp_auth integrity;	/* auth off: empty secret and nonces (4.3) */
 
 	struct l2tp_rd rd;
 	struct usl_timer hello_timer;

@@ -978,3 +978,41 @@ const char *l2tp_error_code_name(uint16_t code)
 {
 	return LOOKUP(error_names, code);
 }
+
+/* ---- for tools that list what a message holds (l2tpv3-inspect) ---- */
+
+int l2tp_msg_walk_avps(const uint8_t *buf, size_t len, bool has_session0,
+		       l2tp_avp_walk_fn fn, void *arg)
+{
+	size_t skip = (has_session0 ? L2TP_IP_SESSION0_LEN : 0) + L2TP_CTRL_HDR_LEN;
+	struct l2tp_avp_view view;
+	struct usl_rbuf r;
+	struct avp a;
+	int n = 0;
+
+	if (len < skip)
+		return -1;
+	usl_rbuf_init(&r, buf + skip, len - skip);
+	while (usl_rbuf_left(&r)) {
+		/* the same framing rules as the decoder, so both stop at the same AVP */
+		if (next_avp(&r, &a) != L2TP_DROP_NONE)
+			return -1;
+		view.flags = a.flags;
+		view.vendor = a.vendor;
+		view.type = a.type;
+		view.len = a.len;
+		view.v = a.v;
+		fn(&view, arg);
+		n++;
+	}
+	return n;
+}
+
+void l2tp_msg_missing_avps(const struct l2tp_msg *m, uint64_t *lo, uint64_t *hi)
+{
+	*lo = *hi = 0;
+	if (m->type > L2TP_MSG_TYPE_MAX)
+		return;
+	*lo = required[m->type].lo & ~m->present;
+	*hi = required[m->type].hi & ~m->present2;
+}

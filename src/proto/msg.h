@@ -299,4 +299,34 @@ int l2tp_msg_encode2(const struct l2tp_msg *m, uint8_t *buf, size_t cap, bool wi
  */
 void l2tp_msg_set_seq(uint8_t *buf, size_t len, bool with_session0, uint16_t ns, uint16_t nr);
 
+/*
+ * For tools that list what a message holds (l2tpv3-inspect): one AVP as it
+ * stands on the wire, hidden values still hidden.
+ */
+struct l2tp_avp_view {
+	uint16_t flags;		/* L2TP_AVP_F_M, L2TP_AVP_F_H */
+	uint16_t vendor;
+	uint16_t type;
+	uint16_t len;		/* value length */
+	const uint8_t *v;	/* value, inside the caller's buffer */
+};
+
+typedef void (*l2tp_avp_walk_fn)(const struct l2tp_avp_view *a, void *arg);
+
+/*
+ * Calls fn for every AVP of the control message in buf, in wire order,
+ * framed exactly as l2tp_msg_decode() frames them.  buf/len/has_session0 as
+ * for l2tp_msg_decode(); the header should have passed
+ * l2tp_msg_decode_header().  Returns the number of AVPs, or -1 at the first
+ * AVP whose header is malformed (fn has seen the ones before it).
+ */
+int l2tp_msg_walk_avps(const uint8_t *buf, size_t len, bool has_session0,
+		       l2tp_avp_walk_fn fn, void *arg);
+
+/*
+ * The AVPs m lacks among those l2tp_msg_check_required() asks of its type,
+ * as bits like m->present (lo) and m->present2 (hi): names a MISSING_AVP.
+ */
+void l2tp_msg_missing_avps(const struct l2tp_msg *m, uint64_t *lo, uint64_t *hi);
+
 #endif

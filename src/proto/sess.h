@@ -80,7 +80,11 @@ struct l2tp_sess *l2tp_sess_open(struct l2tp_cc *cc, const struct l2tp_sess_cfg 
  */
 void l2tp_sess_close(struct l2tp_sess *s, uint16_t result, uint16_t error, const char *msg);
 
-/* Completion of ops->dp_session_create: 0 or a negative errno (-> CDN 2). */
+/*
+ * Completion of ops->dp_session_create: 0 or a negative errno (-> CDN 2,
+ * and no dp_session_delete is owed).  Not to be called after the engine
+ * called dp_session_delete for s (a cancel) or sess_freed.
+ */
 void l2tp_sess_dp_done(struct l2tp_sess *s, int err);
 
 /*

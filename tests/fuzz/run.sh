@@ -11,7 +11,8 @@
 # default tests/fuzz/corpus-run in the tree, which git ignores).
 
 secs=${1:-30}
-top=$(cd "$(dirname "$0")/../.." && pwd)
+case $0 in */*) here=${0%/*} ;; *) here=. ;; esac
+top=$(cd "$here/../.." && pwd)
 cc=${CLANG:-clang}
 out=${FUZZ_DIR:-$top/tests/fuzz/corpus-run}
 
@@ -19,12 +20,10 @@ if ! command -v "$cc" >/dev/null 2>&1; then
 	echo "SKIP: $cc not found (Debian package clang): cannot build the fuzzer"
 	exit 77
 fi
-for lib in crypto; do
-	if ! echo 'int main(void){return 0;}' | "$cc" -x c - -o /dev/null -l$lib 2>/dev/null; then
-		echo "FAIL: lib$lib not found (Debian package libssl-dev)"
-		exit 1
-	fi
-done
+if ! echo 'int main(void){return 0;}' | "$cc" -x c - -o /dev/null -lcrypto 2>/dev/null; then
+	echo "FAIL: libcrypto not found (Debian package libssl-dev)"
+	exit 1
+fi
 
 mkdir -p "$out/corpus" "$out/seeds" || exit 1
 cd "$top" || exit 1

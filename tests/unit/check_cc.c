@@ -517,6 +517,52 @@ START_TEST(test_sccrq_ver2)
 }
 END_TEST
 
+/*
+ * 5.4.1: an unknown message type is ignored with M=0 (but still takes its
+ * Ns slot: later messages flow) and clears the connection with M=1.
+ */
+START_TEST(test_unknown_message_type)
+{
+	struct harness *h = h_new(12);
+	struct l2tp_msg m;
+	uint8_t buf[64];
+	const struct h_wire *w;
+	int len, i;
+
+	h_connect(h, LAC);
+	ck_assert(h_run_until(h, h_cond_both_established, NULL, usl_time_s(5)));
+	for (i = 0; i < 2; i++) {
+		memset(&m, 0, sizeof(m));
+		m.ver = 3;
+		m.type = L2TP_MSG_HELLO;
+		len = l2tp_msg_encode(&m, buf, sizeof(buf), false, 0, NULL);
+		ck_assert_int_gt(len, 0);
+		usl_put_be16(buf + 18, 99);		/* the Message Type value */
+		if (i == 0)
+			buf[12] &= 0x7f;		/* M=0 */
+		h_send_raw(h, LAC, buf, (size_t)len);
+		h_run_for(h, usl_time_s(1));
+		if (i == 0) {
+			/* ignored; a HELLO after it still gets through and is acked */
+			memset(&m, 0, sizeof(m));
+			m.type = L2TP_MSG_HELLO;
+			h_send_msg(h, LAC, &m, 0, 0, false);
+			h_run_for(h, usl_time_s(1));
+			ck_assert_int_eq(l2tp_cc_state(h_cc(h, LNS)), L2TP_CC_ESTABLISHED);
+			ck_assert_uint_eq(stats_of(h_cc(h, LNS)).rx_msgs[L2TP_MSG_HELLO], 1);
+			ck_assert_uint_eq(stats_of(h_cc(h, LAC)).in_flight, 0);
+		}
+	}
+	ck_assert_int_eq(l2tp_cc_state(h_cc(h, LNS)), L2TP_CC_CLOSED);
+	w = h_find(h, LNS, L2TP_MSG_STOPCCN, 0);
+	ck_assert_ptr_nonnull(w);
+	h_decode(w, &m);
+	ck_assert_uint_eq(m.result.result, L2TP_STOPCCN_GENERAL_ERROR);
+	ck_assert_uint_eq(stats_of(h_cc(h, LNS)).drops[L2TP_DROP_UNKNOWN_MSG_TYPE], 2);
+	h_free(h);
+}
+END_TEST
+
 /* A message that does not belong to the state: StopCCN 7 (7.1, 7.2). */
 START_TEST(test_wrong_state)
 {
@@ -598,6 +644,53 @@ START_TEST(test_auth)
 		ck_assert_ptr_nonnull(ev);
 		ck_assert_ptr_nonnull(strstr(ev->text, "no answer to SCCRQ after 3"));
 		ck_assert_int_eq(ev->t.ns, h_at(usl_time_s(1000), 15000).ns);
+	}
+	h_free(h);
+}
+END_TEST
+
+/*
+ * Authentication off, but the peer adds a Message Digest as an integrity
+ * check (empty secret and nonces, 4.3): a good one is accepted, a corrupted
+ * one dropped.
+ */
+START_TEST(test_integrity_digest)
+{
+	struct harness *h = h_new(31);
+	struct l2tp_auth a;
+	struct l2tp_msg m;
+	struct l2tp_cc_stats st, st2;
+	uint8_t buf[256];
+	int len, i;
+
+	h_connect(h, LAC);
+	ck_assert(h_run_until(h, h_cond_both_established, NULL, usl_time_s(5)));
+	h_run_for(h, usl_time_s(1));
+	l2tp_auth_init(&a);
+	ck_assert_int_eq(l2tp_auth_add_key(&a, L2TP_DIGEST_HMAC_SHA1, (const uint8_t *)"", 0), 0);
+	for (i = 0; i < 2; i++) {
+		st = stats_of(h_cc(h, LNS));
+		memset(&m, 0, sizeof(m));
+		m.ver = 3;
+		m.type = L2TP_MSG_HELLO;
+		m.ccid = l2tp_cc_local_ccid(h_cc(h, LNS));
+		m.ns = st.next_nr;
+		m.nr = st.next_ns;
+		l2tp_auth_prepare(&a, &m);
+		len = l2tp_msg_encode(&m, buf, sizeof(buf), false, 0, NULL);
+		ck_assert_int_gt(len, 0);
+		ck_assert_int_eq(l2tp_auth_sign(&a, buf, (size_t)len, false), 0);
+		if (i == 1)
+			buf[len - 1] ^= 1;	/* the last octet of the digest */
+		h_inject_raw(h, LNS, buf, (size_t)len);
+		h_run_for(h, usl_time_s(1));
+		st2 = stats_of(h_cc(h, LNS));
+		if (i == 0) {
+			ck_assert_uint_eq(st2.rx_msgs[L2TP_MSG_HELLO], st.rx_msgs[L2TP_MSG_HELLO] + 1);
+		} else {
+			ck_assert_uint_eq(st2.rx_msgs[L2TP_MSG_HELLO], st.rx_msgs[L2TP_MSG_HELLO]);
+			ck_assert_uint_eq(st2.drops[L2TP_DROP_DIGEST_MISMATCH], 1);
+		}
 	}
 	h_free(h);
 }
@@ -764,12 +857,14 @@ static Suite *cc_suite(void)
 	tcase_add_test(tc, test_unknown_mandatory_avp);
 	tcase_add_test(tc, test_sccrq_v2_avps_and_unknown);
 	tcase_add_test(tc, test_sccrq_ver2);
+	tcase_add_test(tc, test_unknown_message_type);
 	tcase_add_test(tc, test_wrong_state);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("auth");
 	tcase_add_loop_test(tc, test_auth, 0, sizeof(auths) / sizeof(auths[0]));
 	tcase_add_loop_test(tc, test_auth_one_sided, 0, 2);
+	tcase_add_test(tc, test_integrity_digest);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("dataplane");

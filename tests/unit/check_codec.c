@@ -454,6 +454,41 @@ START_TEST(test_max_size)
 }
 END_TEST
 
+static void count_avp(const struct l2tp_avp_view *a, void *arg)
+{
+	unsigned *n = arg;
+
+	if (*n == 0)
+		ck_assert_uint_eq(a->type, L2TP_AVP_MESSAGE_TYPE);
+	(*n)++;
+}
+
+/* The AVP walk of inspection tools frames AVPs as the decoder does. */
+START_TEST(test_walk_and_missing)
+{
+	uint64_t lo, hi;
+	unsigned n = 0;
+	int len;
+
+	sample_build(6, &m);		/* ICRQ */
+	len = encode(&m, buf, true);
+	ck_assert_int_eq(l2tp_msg_walk_avps(buf, (size_t)len, true, count_avp, &n),
+			 __builtin_popcountll(m.present) + __builtin_popcountll(m.present2));
+	ck_assert_uint_eq(n, (unsigned)(__builtin_popcountll(m.present) +
+					 __builtin_popcountll(m.present2)));
+	ck_assert_int_eq(l2tp_msg_walk_avps(buf, (size_t)len - 1, true, count_avp, &n), -1);
+
+	l2tp_msg_missing_avps(&m, &lo, &hi);
+	ck_assert(lo == 0 && hi == 0);
+	m.present2 &= ~L2TP_AVP_BIT(L2TP_AVP_REMOTE_SESSION_ID - 64);
+	m.present &= ~L2TP_AVP_BIT(L2TP_AVP_SERIAL_NUMBER);
+	l2tp_msg_missing_avps(&m, &lo, &hi);
+	ck_assert_uint_eq(lo, L2TP_AVP_BIT(L2TP_AVP_SERIAL_NUMBER));
+	ck_assert_uint_eq(hi, L2TP_AVP_BIT(L2TP_AVP_REMOTE_SESSION_ID - 64));
+	ck_assert_int_eq(l2tp_msg_check_required(&m), L2TP_DROP_MISSING_AVP);
+}
+END_TEST
+
 static Suite *codec_suite(void)
 {
 	Suite *s = suite_create("codec");
@@ -478,6 +513,7 @@ static Suite *codec_suite(void)
 	tc = tcase_create("tables");
 	tcase_add_test(tc, test_names);
 	tcase_add_test(tc, test_rules_table);
+	tcase_add_test(tc, test_walk_and_missing);
 	suite_add_tcase(s, tc);
 	return s;
 }

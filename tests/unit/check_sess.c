@@ -487,6 +487,37 @@ START_TEST(test_session_waits_for_tunnel_dp)
 }
 END_TEST
 
+/* A call that never completes is cleared by the setup guard: CDN 16. */
+START_TEST(test_setup_timeout)
+{
+	struct harness *h = up(171);
+	struct l2tp_sess *s;
+	const struct h_event *ev;
+	const struct h_wire *rq;
+	struct l2tp_msg m;
+	uint32_t sid;
+
+	h->end[LAC].dp_session = H_DP_DEFER_OK;
+	h->end[LAC].dp_delay = usl_time_s(100);	/* the LAC's call never gets placed */
+	h->end[LNS].cfg.sess_setup_timeout = USL_TIME_NEVER;
+	/* a cc config change applies to new connections only: set the engine's copy */
+	((struct l2tp_cc_cfg *)l2tp_cc_cfg(h_cc(h, LNS)))->sess_setup_timeout = USL_TIME_NEVER;
+	s = h_open(h, LAC, L2TP_PW_ETH, 0, false, "slow");
+	sid = l2tp_sess_local_sid(s);
+	rq = h_find(h, LAC, L2TP_MSG_ICRQ, 0);
+	h_run_for(h, usl_time_s(70));
+	ev = h_last_sess_event(h, LAC, sid, L2TP_SESS_CLOSED);
+	ck_assert_ptr_nonnull(ev);
+	ck_assert_uint_eq(ev->result, L2TP_CDN_FSM_ERROR);
+	ck_assert_int_eq(ev->t.ns, usl_time_add(rq->t, usl_time_s(60)).ns);
+	ck_assert_ptr_nonnull(find_for(h, LAC, L2TP_MSG_CDN, sid, &m));
+	ck_assert_uint_eq(m.result.result, L2TP_CDN_FSM_ERROR);
+	ck_assert_int_eq(h->end[LAC].dp_session_deletes, 1);	/* the pending create is cancelled */
+	ck_assert_int_eq(h->end[LNS].n_sess, 0);
+	h_free(h);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* the connection goes: so do its sessions */
 
@@ -689,6 +720,7 @@ static Suite *sess_suite(void)
 	tc = tcase_create("dataplane");
 	tcase_add_loop_test(tc, test_dp_session_failure, 0, sizeof(dpf) / sizeof(dpf[0]));
 	tcase_add_test(tc, test_session_waits_for_tunnel_dp);
+	tcase_add_test(tc, test_setup_timeout);
 	tcase_add_loop_test(tc, test_cc_teardown_clears_sessions, 0, 2);
 	tcase_add_test(tc, test_free_cc_inside_sess_event);
 	suite_add_tcase(s, tc);

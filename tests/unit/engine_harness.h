@@ -178,6 +178,8 @@ struct l2tp_sess *h_peer_of(struct harness *h, int e, const struct l2tp_sess *ot
  */
 void h_send_msg(struct harness *h, int e, struct l2tp_msg *m, uint16_t extra_vendor,
 		uint16_t extra_type, bool extra_m);
+/* Sends hand-made bytes (header first) through end e's reliable layer. */
+void h_send_raw(struct harness *h, int e, uint8_t *buf, size_t len);
 /* Puts raw bytes on the wire towards end `to` (arrives after the latency). */
 void h_inject_raw(struct harness *h, int to, const uint8_t *buf, size_t len);
 
