@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <grp.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -594,6 +595,7 @@ static void h_show_daemon(struct ctl_conn *c, int64_t id, json_object *args)
 	json_add_int(o, "sessions_established", l2tpd.n_sessions_up);
 	json_add_int(o, "peers", (int64_t)usl_hash_count(&l2tpd.peers));
 	json_object_object_add(o, "config_id", json_object_new_boolean(l2tpd.conf->snmp_config_id));
+	json_add_int(o, "heap_bytes", (int64_t)mallinfo2().uordblks);
 	conn_reply(c, id, CTL_OK, NULL, o);
 }
 

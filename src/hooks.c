@@ -287,7 +287,7 @@ static int env_tunnel(struct hook_job *job, const struct tunnel *t)
 	    env_add(job, "L2TP_TUNNEL_ID", "%" PRIu32, t->id) < 0 ||
 	    env_add(job, "L2TP_PEER_TUNNEL_ID", "%" PRIu32,
 		    t->cc ? l2tp_cc_peer_ccid(t->cc) : 0) < 0 ||
-	    env_add(job, "L2TP_TUNNEL_NAME", "%.*s", (int)sizeof(t->name), t->name) < 0 ||
+	    env_add(job, "L2TP_TUNNEL_NAME", "%s", name_str(t->name)) < 0 ||
 	    env_add(job, "L2TP_PEER_ADDR", "%s", str_or_empty(sockaddr_ntop(peer))) < 0 ||
 	    env_add(job, "L2TP_PEER_PORT", "%u", (unsigned)sockaddr_port(peer)) < 0 ||
 	    env_add(job, "L2TP_LOCAL_ADDR", "%s", str_or_empty(sockaddr_ntop(local))) < 0 ||
@@ -312,7 +312,7 @@ static int env_session(struct hook_job *job, const struct session *s)
 	if (env_add(job, "L2TP_SESSION_ID", "%" PRIu32, s->id) < 0 ||
 	    env_add(job, "L2TP_PEER_SESSION_ID", "%" PRIu32,
 		    s->sess ? l2tp_sess_remote_sid(s->sess) : 0) < 0 ||
-	    env_add(job, "L2TP_SESSION_NAME", "%.*s", (int)sizeof(s->name), s->name) < 0 ||
+	    env_add(job, "L2TP_SESSION_NAME", "%s", name_str(s->name)) < 0 ||
 	    env_add(job, "L2TP_PW_TYPE", "%s", str_or_empty(l2tp_pw_type_name(pw))) < 0 ||
 	    env_add(job, "L2TP_IFNAME", "%.*s", (int)sizeof(s->ifname), s->ifname) < 0 ||
 	    env_add(job, "L2TP_REMOTE_END_ID", "%.*s", (int)rei_len,

@@ -27,6 +27,7 @@
 #include "config.h"
 #include "ctl_proto.h"
 #include "idalloc.h"
+#include "snmp.h"
 #include "profile.h"
 
 struct ctl_req;
@@ -70,12 +71,13 @@ struct tunnel {
 	bool name_indexed;
 	bool in_peer_ccid_index;
 	struct usl_rb_node by_order;		/* l2tpd.tunnel_order: ordered walks (list, SNMP) */
+	struct usl_rb_node snmp_by_peer;	/* snmp.c: by (peer address, config_id) */
 	struct usl_list peer_link;
 	struct peer *peer;
 	struct l2tp_cc *cc;
 	uint32_t id;				/* local CCID */
 	uint32_t config_id;			/* 0 when snmp_config_id is off */
-	char name[CFG_NAME_MAX];
+	char *name;				/* NULL when unnamed: names_str() for "" */
 	char *session_profile;			/* for sessions the peer opens; NULL: "default" */
 	enum origin origin;
 	const struct tunnel_profile *prof;	/* shared copy: a reload never changes a live tunnel */
@@ -108,10 +110,11 @@ struct session {
 	struct usl_hnode by_name;		/* l2tpd.sessions_by_name, when named */
 	bool named;
 	struct usl_list tunnel_link;
+	struct usl_rb_node snmp_order;		/* snmp.c: by (tunnel id, session id) */
 	struct tunnel *tunnel;
 	struct l2tp_sess *sess;			/* NULL once the engine freed it */
 	uint32_t id;
-	char name[CFG_NAME_MAX];
+	char *name;				/* NULL when unnamed */
 	enum origin origin;
 	const struct session_profile *prof;	/* shared copy (profile.h) */
 	char ifname[16];			/* data plane interface (IFNAMSIZ), once known */
@@ -173,6 +176,8 @@ uint32_t router_id_derive(const struct l2tpd_config *c);
 /* pattern with its "%d" replaced by n (e.g. "l2tpeth%d"); -1 when it does not fit. */
 int ifname_expand(const char *pattern, unsigned n, char *out, size_t outlen);
 void json_add_str(json_object *o, const char *k, const char *v);
+/* A name for printing: "" for NULL. */
+static inline const char *name_str(const char *name) { return name ? name : ""; }
 void json_add_int(json_object *o, const char *k, int64_t v);
 
 /* sdnotify.c */

@@ -119,7 +119,7 @@ static void sessions_apply(struct tunnel *t, const struct l2tpd_config *c,
 
 		if (s->origin != ORIGIN_CONFIG)
 			continue;
-		ss = find_static_session(st, s->name);
+		ss = find_static_session(st, name_str(s->name));
 		if (ss == NULL || !session_matches(s, c, ss)) {
 			session_delete(s, L2TP_CDN_ADMIN, "removed from configuration");
 			n->sess_deleted++;
@@ -145,7 +145,7 @@ static void tunnels_apply(const struct l2tpd_config *o, const struct l2tpd_confi
 		next = usl_rb_next(node);
 		if (t->origin != ORIGIN_CONFIG || t->closing)
 			continue;
-		st = find_static(c, t->name);
+		st = find_static(c, name_str(t->name));
 		if (st != NULL && tunnel_matches(t, c, st)) {
 			n->kept++;
 			sessions_apply(t, c, st, n);

@@ -80,10 +80,12 @@ static struct session *session_new(struct tunnel *t, uint32_t id, const struct s
 	s->created = usl_timerset_now(l2tpd.timers);
 	usl_hash_insert(&l2tpd.sessions, &s->by_id, usl_hash_u32(id));
 	if (name != NULL && name[0]) {
-		snprintf(s->name, sizeof(s->name), "%s", name);
-		usl_hash_insert(&l2tpd.sessions_by_name, &s->by_name,
-				usl_hash_bytes(s->name, strlen(s->name), 0));
-		s->named = true;
+		s->name = strdup(name);
+		if (s->name != NULL) {
+			usl_hash_insert(&l2tpd.sessions_by_name, &s->by_name,
+					usl_hash_bytes(s->name, strlen(s->name), 0));
+			s->named = true;
+		}
 	}
 	usl_list_add_tail(&t->sessions, &s->tunnel_link);
 	t->n_sessions++;
@@ -100,6 +102,7 @@ static void session_unindex_free(struct session *s)
 	s->tunnel->n_sessions--;
 	l2tpd.n_sessions--;
 	session_profile_put(s->prof);
+	free(s->name);
 	free(s);
 }
 
@@ -360,7 +363,7 @@ json_object *session_json(const struct session *s, bool detail)
 
 	json_add_int(o, "session_id", s->id);
 	json_add_int(o, "tunnel_id", s->tunnel->id);
-	json_add_str(o, "name", s->name);
+	json_add_str(o, "name", name_str(s->name));
 	json_add_str(o, "origin", origin_name(s->origin));
 	json_add_str(o, "ifname", s->ifname);
 	json_add_int(o, "uptime", s->up ? usl_time_to_ms(usl_time_sub(now, s->established)) / 1000 : 0);

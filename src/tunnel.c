@@ -383,7 +383,9 @@ static void tunnel_set_name(struct tunnel *t, const char *name)
 {
 	if (name == NULL || name[0] == '\0')
 		return;
-	snprintf(t->name, sizeof(t->name), "%s", name);
+	t->name = strdup(name);
+	if (t->name == NULL)
+		return;
 	usl_hash_insert(&l2tpd.tunnels_by_name, &t->by_name, usl_hash_bytes(t->name, strlen(t->name), 0));
 	t->name_indexed = true;
 }
@@ -470,6 +472,7 @@ static void tunnel_unindex(struct tunnel *t)
 	peer_put(t->peer);
 	tunnel_profile_put(t->prof);
 	free(t->session_profile);
+	free(t->name);
 	l2tpd.n_tunnels--;
 }
 
@@ -784,7 +787,7 @@ json_object *tunnel_json(const struct tunnel *t, bool detail)
 
 	json_add_int(o, "tunnel_id", t->id);
 	json_add_int(o, "peer_tunnel_id", l2tp_cc_peer_ccid(t->cc));
-	json_add_str(o, "name", t->name);
+	json_add_str(o, "name", name_str(t->name));
 	json_add_str(o, "state", l2tp_cc_state_name(l2tp_cc_state(t->cc)));
 	sockaddr_str((const struct sockaddr *)&t->remote, a, sizeof(a));
 	json_add_str(o, "peer", a);

@@ -23,10 +23,26 @@ static inline size_t bucket_of(size_t nbuckets, uint32_t hash)
 	return hash & (nbuckets - 1);
 }
 
+/* A bucket array of n: the inline bucket for 1, else an allocation. */
+static struct usl_hnode **buckets_alloc(struct usl_hash *h, size_t n)
+{
+	if (n == 1) {
+		h->bucket0 = NULL;
+		return &h->bucket0;
+	}
+	return calloc(n, sizeof(struct usl_hnode *));
+}
+
+static void buckets_free(struct usl_hash *h, struct usl_hnode **b)
+{
+	if (b != &h->bucket0)
+		free(b);
+}
+
 int usl_hash_init(struct usl_hash *h, size_t min_buckets, usl_hash_eq_fn eq)
 {
 	h->min_buckets = round_pow2(min_buckets ? min_buckets : 1);
-	h->buckets = calloc(h->min_buckets, sizeof(*h->buckets));
+	h->buckets = buckets_alloc(h, h->min_buckets);
 	if (h->buckets == NULL) {
 		errno = ENOMEM;
 		return -1;
@@ -39,7 +55,8 @@ int usl_hash_init(struct usl_hash *h, size_t min_buckets, usl_hash_eq_fn eq)
 
 void usl_hash_destroy(struct usl_hash *h)
 {
-	free(h->buckets);
+	if (h->buckets != NULL)
+		buckets_free(h, h->buckets);
 	h->buckets = NULL;
 	h->nbuckets = 0;
 	h->count = 0;
@@ -48,22 +65,33 @@ void usl_hash_destroy(struct usl_hash *h)
 /* Moves every node to a new array of n buckets; on ENOMEM keeps the old one. */
 static void hash_resize(struct usl_hash *h, size_t n)
 {
-	struct usl_hnode **nb, *node, *next;
-	size_t i;
+	struct usl_hnode **old = h->buckets, *chain = NULL, *node, *next;
+	size_t i, oldn = h->nbuckets;
 
-	nb = calloc(n, sizeof(*nb));
-	if (nb == NULL)
-		return;		/* denser chains are slower, not wrong */
-	for (i = 0; i < h->nbuckets; i++) {
-		for (node = h->buckets[i]; node; node = next) {
+	/* unlink everything first: the new array may be the inline bucket */
+	for (i = 0; i < oldn; i++) {
+		for (node = old[i]; node; node = next) {
 			next = node->next;
-			node->next = nb[bucket_of(n, node->hash)];
-			nb[bucket_of(n, node->hash)] = node;
+			node->next = chain;
+			chain = node;
 		}
 	}
-	free(h->buckets);
-	h->buckets = nb;
+	h->buckets = buckets_alloc(h, n);
+	if (h->buckets == NULL) {
+		/* denser chains are slower, not wrong: put them back */
+		h->buckets = old;
+		n = oldn;
+		for (i = 0; i < oldn; i++)
+			old[i] = NULL;
+	} else {
+		buckets_free(h, old == h->buckets ? NULL : old);
+	}
 	h->nbuckets = n;
+	for (node = chain; node; node = next) {
+		next = node->next;
+		node->next = h->buckets[bucket_of(n, node->hash)];
+		h->buckets[bucket_of(n, node->hash)] = node;
+	}
 }
 
 void usl_hash_insert(struct usl_hash *h, struct usl_hnode *n, uint32_t hash)

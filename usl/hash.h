@@ -29,9 +29,19 @@ struct usl_hash {
 	size_t min_buckets;
 	size_t count;
 	usl_hash_eq_fn eq;
+	/*
+	 * A one-bucket table uses this instead of an allocation, so a table
+	 * that holds zero or one node (a tunnel's sessions, mostly) costs no
+	 * malloc.  A table must therefore not be copied by value once
+	 * initialised.
+	 */
+	struct usl_hnode *bucket0;
 };
 
-/* -1 with errno=ENOMEM when the first bucket array cannot be had. */
+/*
+ * -1 with errno=ENOMEM when the first bucket array cannot be had (never
+ * for min_buckets <= 1, which starts on the inline bucket).
+ */
 int usl_hash_init(struct usl_hash *h, size_t min_buckets, usl_hash_eq_fn eq);
 void usl_hash_destroy(struct usl_hash *h);	/* frees buckets, not the objects */
 

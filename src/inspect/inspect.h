@@ -93,28 +93,38 @@ bool insp_addr_same_host(const struct insp_addr *x, const struct insp_addr *y);
 void insp_conn_init(const struct insp_opts *o);
 void insp_conn_message(const struct insp_pkt *pk);
 void insp_conn_finish(int64_t end_ns);
+unsigned insp_conn_count(void);
 void insp_conn_shutdown(void);
 
-/* avp.c */
+/* avp.c: what listing a message's AVPs found out on the way */
+struct insp_avp_info {
+	int n_avps;		/* -1: an AVP header was malformed */
+	bool hidden;		/* some AVP had H=1 */
+	char unknown_m[256];	/* the unrecognised M=1 AVPs, named */
+	char at[48];		/* the first recognised AVP the codec did not store */
+};
 void insp_avp_render(struct insp_rec *r, const struct insp_pkt *pk, const struct l2tp_msg *m,
-		     bool decoded);
-void insp_avp_unknown_mandatory(const struct insp_pkt *pk, char *buf, size_t len);
+		     enum l2tp_drop rc, struct insp_avp_info *info);
 void insp_avp_missing(const struct l2tp_msg *m, char *buf, size_t len);
 
 /* out.c */
 void insp_out_init(const struct insp_opts *o);
 struct insp_rec *insp_rec_new(const struct insp_pkt *pk);
 void insp_rec_header(struct insp_rec *r, unsigned conn, int dir, const struct l2tp_msg *m,
-		     bool header_ok);
+		     const char *type);
 void insp_rec_avp(struct insp_rec *r, const char *key, const char *text, const char *json);
-void insp_rec_skipped(struct insp_rec *r, const char *what, bool v2compat);
+enum insp_list {
+	INSP_LIST_SKIPPED,	/* unknown M=0, or a vendor AVP the codec recognises and skips */
+	INSP_LIST_V2COMPAT,	/* an RFC 2661 AVP the codec recognises and ignores */
+	INSP_LIST_UNKNOWN_M,	/* unknown with M=1: the daemon would clear the session/connection */
+};
+void insp_rec_list(struct insp_rec *r, enum insp_list list, const char *what);
 void insp_rec_note(struct insp_rec *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void insp_rec_violation(struct insp_rec *r, const char *kind, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void insp_rec_retransmission(struct insp_rec *r, unsigned copy, int64_t interval_ns);
 void insp_rec_hold(struct insp_rec *r, bool hold);
-void insp_rec_commit(struct insp_rec *r);
 void insp_out_flush(bool all);
 void insp_out_data(void);
 void insp_out_conn(unsigned id, const char *text, const char *json);

@@ -44,8 +44,8 @@ struct insp_rec {
 	unsigned rtx_copy;		/* 2.. for a retransmission */
 	int64_t rtx_interval;
 	unsigned n_avps;
-	struct sb avps, skipped, v2compat, notes;
-	unsigned n_skipped, n_v2, n_notes;
+	struct sb avps, notes, lists[3];	/* lists: by enum insp_list */
+	unsigned n_list[3], n_notes;
 	struct viol *viols;
 	unsigned n_viols;
 };
@@ -185,22 +185,23 @@ void insp_out_data(void)
 	n_data++;
 }
 
+/* type: the message type's name, or NULL when the header itself was refused. */
 void insp_rec_header(struct insp_rec *r, unsigned conn, int dir, const struct l2tp_msg *m,
-		     bool header_ok)
+		     const char *type)
 {
 	r->conn = conn;
 	r->dir = dir;
-	r->header_ok = header_ok;
-	if (!header_ok)
+	r->header_ok = type != NULL;
+	n_messages++;
+	if (type == NULL)
 		return;
-	r->type = l2tp_msg_type_name(m->type);
+	r->type = type;
 	r->type_code = m->type;
 	r->ccid = m->ccid;
 	r->ns = m->ns;
 	r->nr = m->nr;
-	n_messages++;
-	n_zlb += m->type == L2TP_MSG_ZLB;
-	n_ack += m->type == L2TP_MSG_ACK;
+	n_zlb += strcmp(type, "ZLB") == 0;
+	n_ack += strcmp(type, "ACK") == 0;
 }
 
 /* key: text key ("host-name"); the JSON key is the same with '_' for '-'. */
@@ -222,22 +223,26 @@ void insp_rec_avp(struct insp_rec *r, const char *key, const char *text, const c
 	r->n_avps++;
 }
 
-/* An AVP the codec recognises and skips (v2compat) or does not know and ignores. */
-void insp_rec_skipped(struct insp_rec *r, const char *what, bool v2compat)
+static const char *const list_text[] = {
+	[INSP_LIST_SKIPPED]	= "%s (skipped)",
+	[INSP_LIST_V2COMPAT]	= "v2-compat %s",
+	[INSP_LIST_UNKNOWN_M]	= "%s (M=1, unknown)",
+};
+
+/* AVPs the codec does not store: listed by name in wire order (text) or per list (JSON). */
+void insp_rec_list(struct insp_rec *r, enum insp_list list, const char *what)
 {
+	struct sb *b = &r->lists[list];
 	char esc[128];
 
 	if (!opts->json) {
-		sb_printf(&r->avps, "%s%s%s%s", r->n_avps ? ", " : "", v2compat ? "v2-compat " : "",
-			  what, v2compat ? "" : " (skipped)");
-		r->n_avps++;
+		if (r->n_avps++)
+			sb_printf(&r->avps, ", ");
+		sb_printf(&r->avps, list_text[list], what);
 		return;
 	}
 	insp_json_str(esc, sizeof(esc), (const uint8_t *)what, strlen(what));
-	if (v2compat)
-		sb_printf(&r->v2compat, "%s\"%s\"", r->n_v2++ ? "," : "", esc);
-	else
-		sb_printf(&r->skipped, "%s\"%s\"", r->n_skipped++ ? "," : "", esc);
+	sb_printf(b, "%s\"%s\"", r->n_list[list]++ ? "," : "", esc);
 }
 
 void insp_rec_note(struct insp_rec *r, const char *fmt, ...)
@@ -363,8 +368,16 @@ static void out_json_viols(const struct insp_rec *r)
 	printf("]");
 }
 
+static const char *const list_json[] = {
+	[INSP_LIST_SKIPPED]	= "skipped",
+	[INSP_LIST_V2COMPAT]	= "v2_compat",
+	[INSP_LIST_UNKNOWN_M]	= "unknown_mandatory",
+};
+
 static void out_json(const struct insp_rec *r)
 {
+	unsigned i;
+
 	printf("{\"frame\":%u,\"time_ms\":%.3f,\"src\":\"%s\",\"dst\":\"%s\",\"encap\":\"%s\"",
 	       r->frame, (double)r->t_ns / 1e6, r->src, r->dst, r->over_ip ? "ip" : "udp");
 	if (r->conn)
@@ -380,10 +393,9 @@ static void out_json(const struct insp_rec *r)
 		printf(",\"retransmission\":{\"copy\":%u,\"interval_ms\":%.3f}", r->rtx_copy,
 		       (double)r->rtx_interval / 1e6);
 	printf(",\"avps\":{%s}", sb_str(&r->avps));
-	if (r->n_v2)
-		printf(",\"v2_compat\":[%s]", sb_str(&r->v2compat));
-	if (r->n_skipped)
-		printf(",\"skipped\":[%s]", sb_str(&r->skipped));
+	for (i = 0; i < 3; i++)
+		if (r->n_list[i])
+			printf(",\"%s\":[%s]", list_json[i], sb_str(&r->lists[i]));
 	if (r->n_notes)
 		printf(",\"notes\":[%s]", sb_str(&r->notes));
 	out_json_viols(r);
@@ -398,9 +410,9 @@ static void rec_free(struct insp_rec *r)
 		free(r->viols[i].detail);
 	free(r->viols);
 	sb_free(&r->avps);
-	sb_free(&r->skipped);
-	sb_free(&r->v2compat);
 	sb_free(&r->notes);
+	for (i = 0; i < 3; i++)
+		sb_free(&r->lists[i]);
 	free(r);
 }
 

@@ -9,6 +9,7 @@
  */
 #include <arpa/inet.h>
 #include <pcap/dlt.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>

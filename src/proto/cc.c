@@ -173,8 +173,7 @@ static int cc_rd_build_ack(struct l2tp_rd *rd, uint8_t *buf, size_t cap);
 static void cc_rd_acked(struct l2tp_rd *rd, uint16_t type);
 static void cc_rd_give_up(struct l2tp_rd *rd, uint16_t type, unsigned retries);
 static void cc_rd_guard(struct l2tp_rd *rd, bool enter);
-static void cc_hello_expired(struct usl_timer *t);
-static void cc_hold_expired(struct usl_timer *t);
+static void cc_timer_expired(struct usl_timer *t);
 
 static const struct l2tp_rd_ops cc_rd_ops = {
 	.output = cc_rd_output,
@@ -204,20 +203,36 @@ void l2tp_cc_random(struct l2tp_cc *cc, void *buf, size_t len)
 		fatalx("no randomness available");
 }
 
-static int cc_init_auth(struct l2tp_cc *cc)
+/*
+ * With authentication off a digest may still come as a mere integrity check
+ * (4.3): empty secret, no nonces.  Those keys are the same for every
+ * connection, so they are derived once and shared.
+ */
+static const struct l2tp_auth *cc_integrity_auth(void)
 {
+	static struct l2tp_auth integrity;
+	static bool ready;
 	static const uint8_t empty[1];
 
-	l2tp_auth_init(&cc->auth);
-	l2tp_auth_init(&cc->integrity);
-	if (!cc->cfg.auth_enabled) {
-		/* a digest may still come as a mere integrity check */
-		if (l2tp_auth_add_key(&cc->integrity, L2TP_DIGEST_HMAC_MD5, empty, 0) < 0 ||
-		    l2tp_auth_add_key(&cc->integrity, L2TP_DIGEST_HMAC_SHA1, empty, 0) < 0)
-			return -1;
-		return 0;
+	if (!ready) {
+		l2tp_auth_init(&integrity);
+		if (l2tp_auth_add_key(&integrity, L2TP_DIGEST_HMAC_MD5, empty, 0) < 0 ||
+		    l2tp_auth_add_key(&integrity, L2TP_DIGEST_HMAC_SHA1, empty, 0) < 0)
+			return NULL;
+		ready = true;
 	}
-	return l2tp_auth_add_key(&cc->auth, cc->cfg.digest_type, cc->cfg.secret,
+	return &integrity;
+}
+
+static int cc_init_auth(struct l2tp_cc *cc)
+{
+	if (!cc->cfg.auth_enabled)
+		return cc_integrity_auth() ? 0 : -1;
+	cc->auth = malloc(sizeof(*cc->auth));
+	if (cc->auth == NULL)
+		return -1;
+	l2tp_auth_init(cc->auth);
+	return l2tp_auth_add_key(cc->auth, cc->cfg.digest_type, cc->cfg.secret,
 				 cc->cfg.secret_len);
 }
 
@@ -237,15 +252,21 @@ static void cc_init_rd(struct l2tp_cc *cc)
 static void cc_destroy(struct l2tp_cc *cc)
 {
 	l2tp_rd_destroy(&cc->rd);
-	usl_timer_cancel(&cc->hello_timer);
-	usl_timer_cancel(&cc->hold_timer);
+	usl_timer_cancel(&cc->timer);
 	l2tp_sess_fini_cc(cc);
 	free(cc->host_name);
 	free(cc->vendor_name);
 	if (cc->secret != NULL)
 		explicit_bzero(cc->secret, cc->cfg.secret_len);
 	free(cc->secret);
-	explicit_bzero(&cc->auth, sizeof(cc->auth));
+	if (cc->auth != NULL) {
+		explicit_bzero(cc->auth, sizeof(*cc->auth));
+		free(cc->auth);
+	}
+	free(cc->peer_host_name);
+	free(cc->peer_vendor_name);
+	l2tp_reason_free(&cc->reason);
+	free(cc->st.drops);
 	free(cc);
 }
 
@@ -266,8 +287,7 @@ struct l2tp_cc *l2tp_cc_new(const struct l2tp_cc_cfg *cfg, const struct l2tp_cc_
 	cc->timers = timers;
 	cc->user = user;
 	cc->local_ccid = local_ccid;
-	usl_timer_init(&cc->hello_timer, cc_hello_expired);
-	usl_timer_init(&cc->hold_timer, cc_hold_expired);
+	usl_timer_init(&cc->timer, cc_timer_expired);
 	if (cc_copy_cfg(cc, cfg) < 0 || l2tp_sess_init_cc(cc) < 0)
 		goto fail;
 	cc_init_rd(cc);	/* after the copy: rd takes its timers from cc->cfg */
@@ -304,8 +324,7 @@ void l2tp_cc_release(struct l2tp_cc *cc)
 static void cc_stop_timers(struct l2tp_cc *cc)
 {
 	l2tp_rd_stop_timers(&cc->rd);
-	usl_timer_cancel(&cc->hello_timer);
-	usl_timer_cancel(&cc->hold_timer);
+	usl_timer_cancel(&cc->timer);
 }
 
 /* Deletes the data plane tunnel (or cancels its creation): once per create. */
@@ -335,39 +354,67 @@ void l2tp_cc_free(struct l2tp_cc *cc)
 /* ------------------------------------------------------------------ */
 /* reasons, state changes */
 
+/*
+ * Reasons are kept as allocated text: every connection and session has one,
+ * most never go down with a message, and 10,000 inline buffers add up.
+ */
+static void reason_store(struct l2tp_reason *rs, char *text)
+{
+	static char empty[1];
+
+	if (rs->text != empty)
+		free(rs->text);
+	rs->text = text ? text : empty;
+	rs->r.message.p = (const uint8_t *)rs->text;
+	rs->r.message.len = (uint16_t)strlen(rs->text);
+}
+
+void l2tp_reason_free(struct l2tp_reason *rs)
+{
+	reason_store(rs, NULL);
+}
+
 void l2tp_reason_set(struct l2tp_reason *rs, uint16_t result, uint16_t error,
 		     bool has_error, const char *fmt, ...)
 {
+	char buf[L2TP_REASON_MAX] = "";
 	va_list ap;
 
 	rs->set = true;
 	rs->r.result = result;
 	rs->r.error = error;
 	rs->r.has_error = has_error;
-	rs->text[0] = '\0';
 	if (fmt != NULL) {
 		va_start(ap, fmt);
-		vsnprintf(rs->text, sizeof(rs->text), fmt, ap);
+		vsnprintf(buf, sizeof(buf), fmt, ap);
 		va_end(ap);
 	}
-	rs->r.message.p = (const uint8_t *)rs->text;
-	rs->r.message.len = (uint16_t)strlen(rs->text);
+	reason_store(rs, strdup(buf));
 }
 
 /* Copies a received Result Code (its text lives in a buffer about to go). */
 void l2tp_reason_from_msg(struct l2tp_reason *rs, const struct l2tp_result *r)
 {
 	size_t n = r->message.len < L2TP_REASON_MAX - 1 ? r->message.len : L2TP_REASON_MAX - 1;
+	char buf[L2TP_REASON_MAX];
 	size_t i;
 
-	l2tp_reason_set(rs, r->result, r->error, r->has_error, NULL);
 	for (i = 0; i < n; i++) {
 		uint8_t c = r->message.p[i];
 
-		rs->text[i] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
+		buf[i] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
 	}
-	rs->text[n] = '\0';
-	rs->r.message.len = (uint16_t)n;
+	buf[n] = '\0';
+	l2tp_reason_set(rs, r->result, r->error, r->has_error, "%s", buf);
+}
+
+/* Most connections never drop a message: their counters come on demand. */
+static void cc_count_drop(struct l2tp_cc *cc, enum l2tp_drop why)
+{
+	if (cc->st.drops == NULL)
+		cc->st.drops = calloc(L2TP_DROP__COUNT, sizeof(*cc->st.drops));
+	if (cc->st.drops != NULL)
+		cc->st.drops[why]++;
 }
 
 static void cc_change_state(struct l2tp_cc *cc, enum l2tp_cc_state to, const char *why)
@@ -381,7 +428,8 @@ static void cc_change_state(struct l2tp_cc *cc, enum l2tp_cc_state to, const cha
 		cc_log(info, cc, "state change %s -> %s, reason: %s (result %u/%u%s%s)",
 		       l2tp_cc_state_name(from), l2tp_cc_state_name(to), why,
 		       cc->reason.r.result, cc->reason.r.error,
-		       cc->reason.text[0] ? " " : "", cc->reason.text);
+		       cc->reason.text && cc->reason.text[0] ? " " : "",
+		       cc->reason.text ? cc->reason.text : "");
 	else
 		cc_log(info, cc, "state change %s -> %s, reason: %s",
 		       l2tp_cc_state_name(from), l2tp_cc_state_name(to), why);
@@ -397,7 +445,7 @@ static enum l2tp_drop cc_drop(struct l2tp_cc *cc, enum l2tp_drop why)
 	static struct log_ratelimit rl = LOG_RATELIMIT_INIT(10, 20);
 
 	if ((unsigned)why < L2TP_DROP__COUNT)
-		cc->st.drops[why]++;
+		cc_count_drop(cc, why);
 	if (why != L2TP_DROP_DUPLICATE && log_get_level() >= LOG_LVL_DEBUG &&
 	    log_ratelimit_ok(&rl, usl_timerset_now(cc->timers)))
 		cc_log(debug, cc, "dropped a message: %s", l2tp_drop_name(why));
@@ -429,7 +477,7 @@ int l2tp_cc_send_msg(struct l2tp_cc *cc, struct l2tp_msg *m)
 	m->ns = m->nr = 0;
 	m->n_digests = 0;
 	if (cc->cfg.auth_enabled)
-		l2tp_auth_prepare(&cc->auth, m);
+		l2tp_auth_prepare(cc->auth, m);
 	len = l2tp_msg_encode(m, buf, sizeof(buf), false, 0, NULL);
 	if (len < 0) {
 		cc_log(warnx, cc, "cannot encode %s", l2tp_msg_type_name(m->type));
@@ -450,7 +498,7 @@ static void cc_rd_output(struct l2tp_rd *rd, uint8_t *buf, size_t len, uint16_t 
 	if (cc->freed)
 		return;
 	if (cc->cfg.auth_enabled && len > L2TP_CTRL_HDR_LEN &&
-	    l2tp_auth_sign(&cc->auth, buf, len, false) < 0) {
+	    l2tp_auth_sign(cc->auth, buf, len, false) < 0) {
 		cc_log(warnx, cc, "cannot sign %s", l2tp_msg_type_name(type));
 		return;
 	}
@@ -485,7 +533,7 @@ static int cc_rd_build_ack(struct l2tp_rd *rd, uint8_t *buf, size_t cap)
 	m.type = L2TP_MSG_ACK;
 	m.ccid = cc->peer_ccid;
 	if (cc->cfg.auth_enabled)
-		l2tp_auth_prepare(&cc->auth, &m);
+		l2tp_auth_prepare(cc->auth, &m);
 	return l2tp_msg_encode(&m, buf, cap, false, 0, NULL);
 }
 
@@ -560,7 +608,7 @@ static int cc_send_sccrx(struct l2tp_cc *cc, uint16_t type)
 		l2tp_msg_set(&m, L2TP_AVP_VENDOR_NAME);
 	}
 	if (cc->cfg.auth_enabled) {
-		cc_bytes(&m.nonce, cc->auth.local_nonce, cc->auth.local_nonce_len);
+		cc_bytes(&m.nonce, cc->auth->local_nonce, cc->auth->local_nonce_len);
 		l2tp_msg_set(&m, L2TP_AVP_CTRL_MSG_AUTH_NONCE);
 	}
 	if (type == L2TP_MSG_SCCRQ && cc->sent_tie_breaker) {
@@ -614,33 +662,38 @@ static void cc_hello_arm(struct l2tp_cc *cc)
 	if (usl_time_is_never(cc->cfg.hello_interval) || cc->cfg.hello_interval.ns <= 0)
 		return;
 	cc->hello_ival = cc_jitter(cc, cc->cfg.hello_interval);
-	usl_timer_arm_at(cc->timers, &cc->hello_timer, usl_time_add(cc->last_rx, cc->hello_ival));
+	usl_timer_arm_at(cc->timers, &cc->timer, usl_time_add(cc->last_rx, cc->hello_ival));
 }
 
 /*
  * The deadline slides with every received message without re-arming the
  * timer per message: on expiry we look at last_rx and re-arm if it moved.
  */
-static void cc_hello_expired(struct usl_timer *t)
+static void cc_hello_expired(struct l2tp_cc *cc)
 {
-	struct l2tp_cc *cc = usl_container_of(t, struct l2tp_cc, hello_timer);
 	usl_time due = usl_time_add(cc->last_rx, cc->hello_ival);
 
 	if (usl_time_cmp(due, usl_timerset_now(cc->timers)) > 0) {
-		usl_timer_arm_at(cc->timers, &cc->hello_timer, due);
+		usl_timer_arm_at(cc->timers, &cc->timer, due);
 		return;
 	}
-	l2tp_cc_hold(cc);
 	cc_fsm(cc, CC_EV_HELLO_DUE, NULL);
-	l2tp_cc_release(cc);
 }
 
-static void cc_hold_expired(struct usl_timer *t)
+/*
+ * One timer serves both the keepalive (established) and the StopCCN hold
+ * (stopping): they never run at once, and 10,000 connections save a timer
+ * each.
+ */
+static void cc_timer_expired(struct usl_timer *t)
 {
-	struct l2tp_cc *cc = usl_container_of(t, struct l2tp_cc, hold_timer);
+	struct l2tp_cc *cc = usl_container_of(t, struct l2tp_cc, timer);
 
 	l2tp_cc_hold(cc);
-	cc_fsm(cc, CC_EV_HOLD_EXPIRED, NULL);
+	if (cc->state == L2TP_CC_STOPPING)
+		cc_fsm(cc, CC_EV_HOLD_EXPIRED, NULL);
+	else
+		cc_hello_expired(cc);
 	l2tp_cc_release(cc);
 }
 
@@ -707,7 +760,7 @@ void l2tp_cc_dp_done(struct l2tp_cc *cc, int err)
 /* Sessions and the data plane go; the reliable layer stays for the hold. */
 static void cc_teardown(struct l2tp_cc *cc)
 {
-	usl_timer_cancel(&cc->hello_timer);
+	usl_timer_cancel(&cc->timer);
 	l2tp_sess_cc_down(cc, &cc->reason);
 	cc_dp_delete(cc);
 }
@@ -735,7 +788,7 @@ static void cc_stop(struct l2tp_cc *cc, const char *why)
 		return;
 	cc_teardown(cc);
 	l2tp_rd_drop_pending(&cc->rd);
-	usl_timer_arm(cc->timers, &cc->hold_timer, cc->cfg.stop_hold);
+	usl_timer_arm(cc->timers, &cc->timer, cc->cfg.stop_hold);
 	if (cc_send_stopccn(cc) < 0)
 		cc_closed(cc, "cannot send StopCCN");
 }
@@ -760,14 +813,21 @@ static enum l2tp_drop cc_fsm_error(struct l2tp_cc *cc, const struct l2tp_msg *m)
 	return L2TP_DROP_WRONG_STATE;
 }
 
-static void cc_copy_name(char *dst, const struct l2tp_bytes *b)
+/* A printable copy of a peer-supplied name (NULL on ENOMEM: shown as ""). */
+static char *cc_copy_name(char *old, const struct l2tp_bytes *b)
 {
 	size_t n = b->len < L2TP_NAME_MAX ? b->len : L2TP_NAME_MAX;
+	char *dst = realloc(old, n + 1);
 	size_t i;
 
+	if (dst == NULL) {
+		free(old);
+		return NULL;
+	}
 	for (i = 0; i < n; i++)
 		dst[i] = (b->p[i] >= 0x20 && b->p[i] < 0x7f) ? (char)b->p[i] : '?';
 	dst[n] = '\0';
+	return dst;
 }
 
 /* What an SCCRQ or SCCRP tells us about the peer. */
@@ -777,9 +837,9 @@ static void cc_learn_peer(struct l2tp_cc *cc, const struct l2tp_msg *m)
 
 	cc->peer_ccid = m->assigned_ccid;
 	cc->peer_router_id = m->router_id;
-	cc_copy_name(cc->peer_host_name, &m->host_name);
+	cc->peer_host_name = cc_copy_name(cc->peer_host_name, &m->host_name);
 	if (l2tp_msg_has(m, L2TP_AVP_VENDOR_NAME))
-		cc_copy_name(cc->peer_vendor_name, &m->vendor_name);
+		cc->peer_vendor_name = cc_copy_name(cc->peer_vendor_name, &m->vendor_name);
 	cc->n_peer_pw_caps = m->n_pw_caps;
 	for (i = 0; i < m->n_pw_caps && i < L2TP_MAX_PW_CAPS; i++)
 		cc->peer_pw_caps[i] = m->pw_caps[i];
@@ -818,7 +878,7 @@ static const char *cc_check_sccrx(struct l2tp_cc *cc, const struct l2tp_msg *m)
 				"peer requires authentication, no secret configured");
 		return "peer requires authentication";
 	}
-	if (nonce && l2tp_auth_set_peer_nonce(&cc->auth, &m->nonce) < 0) {
+	if (nonce && l2tp_auth_set_peer_nonce(cc->auth, &m->nonce) < 0) {
 		l2tp_reason_set(&cc->reason, L2TP_STOPCCN_GENERAL_ERROR, L2TP_ERR_BAD_LENGTH, true,
 				"nonce too long");
 		return "bad nonce";
@@ -842,7 +902,7 @@ static void cc_on_established(struct l2tp_cc *cc, const char *why)
 static int cc_on_open(struct l2tp_cc *cc)
 {
 	cc->initiator = true;
-	if (cc->cfg.auth_enabled && l2tp_auth_new_nonce(&cc->auth) < 0) {
+	if (cc->cfg.auth_enabled && l2tp_auth_new_nonce(cc->auth) < 0) {
 		errno = EIO;
 		return -1;
 	}
@@ -875,7 +935,7 @@ static enum l2tp_drop cc_on_sccrq(struct l2tp_cc *cc, const struct l2tp_msg *m)
 		cc_stop(cc, bad);
 		return m->has_unknown_mandatory ? L2TP_DROP_UNKNOWN_MANDATORY : L2TP_DROP_NONE;
 	}
-	if (cc->cfg.auth_enabled && l2tp_auth_new_nonce(&cc->auth) < 0) {
+	if (cc->cfg.auth_enabled && l2tp_auth_new_nonce(cc->auth) < 0) {
 		cc_stopf(cc, "no randomness", L2TP_STOPCCN_GENERAL_ERROR, L2TP_ERR_NO_RESOURCES,
 			 "cannot create nonce");
 		return L2TP_DROP_NONE;
@@ -931,7 +991,7 @@ static enum l2tp_drop cc_on_stopccn(struct l2tp_cc *cc, const struct l2tp_msg *m
 	cc_teardown(cc);
 	l2tp_rd_quiesce(&cc->rd);
 	l2tp_rd_ack_now(&cc->rd);
-	usl_timer_arm(cc->timers, &cc->hold_timer, cc->cfg.stop_hold);
+	usl_timer_arm(cc->timers, &cc->timer, cc->cfg.stop_hold);
 	return L2TP_DROP_NONE;
 }
 
@@ -941,7 +1001,7 @@ static void cc_on_hello_due(struct l2tp_cc *cc)
 	if (l2tp_rd_idle(&cc->rd))
 		cc_send_simple(cc, L2TP_MSG_HELLO);
 	cc->hello_ival = cc_jitter(cc, cc->cfg.hello_interval);
-	usl_timer_arm(cc->timers, &cc->hello_timer, cc->hello_ival);
+	usl_timer_arm(cc->timers, &cc->timer, cc->hello_ival);
 }
 
 static enum l2tp_drop cc_on_unknown_mandatory(struct l2tp_cc *cc, const struct l2tp_msg *m)
@@ -1204,10 +1264,10 @@ static enum l2tp_drop cc_accept(struct l2tp_cc *cc, struct l2tp_msg *m,
 	if (m->ccid != 0 && m->ccid != cc->local_ccid)
 		return L2TP_DROP_UNKNOWN_CCID;
 	if (cc->cfg.auth_enabled)
-		r = l2tp_auth_verify(&cc->auth, m, buf, len, false);
+		r = l2tp_auth_verify(cc->auth, m, buf, len, false);
 	else if (m->n_digests > 0 && !l2tp_msg_has(m, L2TP_AVP_CTRL_MSG_AUTH_NONCE))
 		/* 4.3: an integrity check; an invalid one means corruption */
-		r = l2tp_auth_verify(&cc->integrity, m, buf, len, false);
+		r = l2tp_auth_verify(cc_integrity_auth(), m, buf, len, false);
 	if (r != L2TP_DROP_NONE)
 		return r;
 	if (cc->state == L2TP_CC_IDLE && m->type != L2TP_MSG_SCCRQ)
@@ -1353,7 +1413,17 @@ enum l2tp_tie l2tp_cc_tie_break(const struct l2tp_cc *ours, const struct l2tp_ms
 
 void l2tp_cc_get_stats(const struct l2tp_cc *cc, struct l2tp_cc_stats *out)
 {
-	*out = cc->st;
+	memset(out, 0, sizeof(*out));
+	for (int i = 0; i <= L2TP_MSG_TYPE_MAX; i++) {
+		out->rx_msgs[i] = cc->st.rx_msgs[i];
+		out->tx_msgs[i] = cc->st.tx_msgs[i];
+	}
+	for (int i = 0; i < L2TP_DROP__COUNT; i++)
+		out->drops[i] = cc->st.drops ? cc->st.drops[i] : 0;
+	out->retransmits = cc->st.retransmits;
+	out->rx_duplicates = cc->st.rx_duplicates;
+	out->rx_held = cc->st.rx_held;
+	out->wen_received = cc->st.wen_received;
 	out->cwnd = cc->rd.cwnd;
 	out->ssthresh = cc->rd.ssthresh;
 	out->peer_rx_window = cc->rd.peer_rwin;
@@ -1369,8 +1439,15 @@ enum l2tp_dp_state l2tp_cc_dp_state(const struct l2tp_cc *cc) { return cc->dp; }
 bool l2tp_cc_is_initiator(const struct l2tp_cc *cc) { return cc->initiator; }
 uint32_t l2tp_cc_local_ccid(const struct l2tp_cc *cc) { return cc->local_ccid; }
 uint32_t l2tp_cc_peer_ccid(const struct l2tp_cc *cc) { return cc->peer_ccid; }
-const char *l2tp_cc_peer_host_name(const struct l2tp_cc *cc) { return cc->peer_host_name; }
-const char *l2tp_cc_peer_vendor_name(const struct l2tp_cc *cc) { return cc->peer_vendor_name; }
+const char *l2tp_cc_peer_host_name(const struct l2tp_cc *cc)
+{
+	return cc->peer_host_name ? cc->peer_host_name : "";
+}
+
+const char *l2tp_cc_peer_vendor_name(const struct l2tp_cc *cc)
+{
+	return cc->peer_vendor_name ? cc->peer_vendor_name : "";
+}
 uint32_t l2tp_cc_peer_router_id(const struct l2tp_cc *cc) { return cc->peer_router_id; }
 uint64_t l2tp_cc_tie_breaker(const struct l2tp_cc *cc) { return cc->tie_breaker; }
 bool l2tp_cc_sent_tie_breaker(const struct l2tp_cc *cc) { return cc->sent_tie_breaker; }
@@ -1396,8 +1473,8 @@ bool l2tp_cc_peer_has_pw(const struct l2tp_cc *cc, uint16_t pw_type)
 
 bool l2tp_cc_auth_on(const struct l2tp_cc *cc)
 {
-	return cc->cfg.auth_enabled && cc->auth.peer_nonce_len > 0 &&
-	       cc->auth.local_nonce_len > 0;
+	return cc->cfg.auth_enabled && cc->auth->peer_nonce_len > 0 &&
+	       cc->auth->local_nonce_len > 0;
 }
 
 const struct l2tp_result *l2tp_cc_close_reason(const struct l2tp_cc *cc)

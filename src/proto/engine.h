@@ -24,7 +24,23 @@
 struct l2tp_reason {
 	struct l2tp_result r;
 	bool set;
-	char text[L2TP_REASON_MAX];
+	char *text;			/* allocated when set; "" when that failed */
+};
+/* Frees a reason's text (owner going away). */
+void l2tp_reason_free(struct l2tp_reason *rs);
+
+/*
+ * Per-connection counters, 32-bit: control messages of one tunnel do not
+ * reach 2^32, and 10,000 tunnels of 64-bit arrays would cost 3 MB.
+ */
+struct l2tp_cc_counters {
+	uint32_t rx_msgs[L2TP_MSG_TYPE_MAX + 1];
+	uint32_t tx_msgs[L2TP_MSG_TYPE_MAX + 1];
+	uint32_t *drops;		/* [L2TP_DROP__COUNT], allocated at the first drop */
+	uint32_t retransmits;
+	uint32_t rx_duplicates;
+	uint32_t rx_held;
+	uint32_t wen_received;
 };
 
 struct l2tp_cc {
@@ -38,8 +54,8 @@ struct l2tp_cc {
 	enum l2tp_cc_state state;
 	bool initiator;
 	uint32_t local_ccid, peer_ccid;
-	char peer_host_name[L2TP_NAME_MAX + 1];
-	char peer_vendor_name[L2TP_NAME_MAX + 1];
+	char *peer_host_name;		/* NULL until known (10,000 tunnels: no 512-byte arrays) */
+	char *peer_vendor_name;
 	uint32_t peer_router_id;
 	uint16_t peer_pw_caps[L2TP_MAX_PW_CAPS];
 	uint8_t n_peer_pw_caps;
@@ -48,12 +64,10 @@ struct l2tp_cc {
 	bool sent_tie_breaker;
 	bool sent_sccrx;		/* we sent SCCRQ or SCCRP: StopCCN carries our CCID */
 
-	struct l2tp_auth auth;
-	struct l2tp_auth integrity;	/* auth off: empty secret and nonces (4.3) */
+	struct l2tp_auth *auth;		/* only when authentication is configured */
 
 	struct l2tp_rd rd;
-	struct usl_timer hello_timer;
-	struct usl_timer hold_timer;
+	struct usl_timer timer;		/* HELLO keepalive; while stopping, the StopCCN hold */
 	usl_time last_rx;
 	usl_time hello_ival;		/* the current (jittered) interval */
 	uint64_t prng;
@@ -83,7 +97,7 @@ struct l2tp_cc {
 	unsigned depth;
 	bool freed;			/* l2tp_cc_free() was called: no more callbacks */
 
-	struct l2tp_cc_stats st;	/* the counter part of l2tp_cc_get_stats() */
+	struct l2tp_cc_counters st;	/* the counter part of l2tp_cc_get_stats() */
 };
 
 struct l2tp_sess {

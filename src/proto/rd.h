@@ -96,7 +96,7 @@ struct l2tp_rd {
 	bool ack_pending;
 
 	/* counters */
-	uint64_t n_retransmits, n_duplicates, n_held_total, n_acks_sent;
+	uint32_t n_retransmits, n_duplicates, n_held_total, n_acks_sent;
 };
 
 void l2tp_rd_init(struct l2tp_rd *rd, const struct l2tp_rd_cfg *cfg,

@@ -54,6 +54,8 @@ struct end_key {
 	bool outgoing;
 };
 
+static uint8_t no_end_id[1];	/* the Remote End ID of length 0 */
+
 static bool sess_eq_sid(const struct usl_hnode *n, const void *key)
 {
 	return usl_hash_entry(n, struct l2tp_sess, by_sid)->local_sid == *(const uint32_t *)key;
@@ -83,11 +85,12 @@ int l2tp_sess_init_cc(struct l2tp_cc *cc)
 {
 	usl_list_init(&cc->sessions);
 	usl_list_init(&cc->dead);
-	if (usl_hash_init(&cc->sess_by_sid, 16, sess_eq_sid) < 0)
+	/* most tunnels carry one or two sessions: start small, the tables grow */
+	if (usl_hash_init(&cc->sess_by_sid, 1, sess_eq_sid) < 0)
 		return -1;
-	if (usl_hash_init(&cc->sess_by_peer_sid, 16, sess_eq_peer_sid) < 0)
+	if (usl_hash_init(&cc->sess_by_peer_sid, 1, sess_eq_peer_sid) < 0)
 		return -1;
-	if (usl_hash_init(&cc->sess_by_end_id, 16, sess_eq_end) < 0)
+	if (usl_hash_init(&cc->sess_by_end_id, 1, sess_eq_end) < 0)
 		return -1;
 	return 0;
 }
@@ -96,7 +99,9 @@ static void sess_free(struct l2tp_sess *s)
 {
 	usl_timer_cancel(&s->setup_timer);
 	usl_list_del(&s->link);
-	free(s->end_id);
+	if (s->end_id != no_end_id)
+		free(s->end_id);
+	l2tp_reason_free(&s->reason);
 	free(s);
 }
 
@@ -213,7 +218,8 @@ static void sess_change_state(struct l2tp_sess *s, enum l2tp_sess_state to, cons
 		sess_log(debug, s, "state change %s -> %s, reason: %s (result %u/%u%s%s)",
 			 l2tp_sess_state_name(from), l2tp_sess_state_name(to), why,
 			 s->reason.r.result, s->reason.r.error,
-			 s->reason.text[0] ? " " : "", s->reason.text);
+			 s->reason.text && s->reason.text[0] ? " " : "",
+			 s->reason.text ? s->reason.text : "");
 	else
 		sess_log(debug, s, "state change %s -> %s, reason: %s",
 			 l2tp_sess_state_name(from), l2tp_sess_state_name(to), why);
@@ -351,7 +357,8 @@ static struct l2tp_sess *sess_new(struct l2tp_cc *cc, const struct l2tp_sess_cfg
 	s = calloc(1, sizeof(*s));
 	if (s == NULL)
 		return NULL;
-	s->end_id = malloc(cfg->remote_end_id_len ? cfg->remote_end_id_len : 1);
+	/* most pseudowires have no Remote End ID: no allocation for them */
+	s->end_id = cfg->remote_end_id_len ? malloc(cfg->remote_end_id_len) : no_end_id;
 	if (s->end_id == NULL) {
 		free(s);
 		return NULL;
@@ -944,7 +951,7 @@ void l2tp_sess_cc_down(struct l2tp_cc *cc, const struct l2tp_reason *why)
 			continue;
 		l2tp_reason_set(&s->reason, L2TP_CDN_GENERAL_ERROR, L2TP_ERR_NO_CONTROL_CONNECTION,
 				true, "control connection down%s%s",
-				why->text[0] ? ": " : "", why->text);
+				why->text && why->text[0] ? ": " : "", why->text ? why->text : "");
 		sess_close(s, false, "control connection down");
 	}
 	free(v);

@@ -86,7 +86,7 @@ static struct tunnel *tunnel_new(uint32_t id, const char *name, const char *peer
 	t->cc = calloc(1, sizeof(*t->cc));
 	ck_assert(t->cc != NULL);
 	t->id = id;
-	snprintf(t->name, sizeof(t->name), "%s", name);
+	t->name = strdup(name);
 	t->cc->peer_ccid = id + 1000;
 	t->cc->host = peer_host;
 	r->sin_family = AF_INET;
@@ -101,6 +101,7 @@ static struct tunnel *tunnel_new(uint32_t id, const char *name, const char *peer
 
 static void tunnel_free(struct tunnel *t)
 {
+	free(t->name);
 	free(t->cc);
 	free(t);
 }
@@ -114,7 +115,7 @@ static struct session *session_new(struct tunnel *t, uint32_t id, const char *na
 	ck_assert(s->sess != NULL);
 	s->tunnel = t;
 	s->id = id;
-	snprintf(s->name, sizeof(s->name), "%s", name);
+	s->name = strdup(name);
 	snprintf(s->ifname, sizeof(s->ifname), "l2tpeth%u", id);
 	s->sess->remote_sid = id + 5000;
 	s->sess->pw = 5;
@@ -124,6 +125,7 @@ static struct session *session_new(struct tunnel *t, uint32_t id, const char *na
 
 static void session_free(struct session *s)
 {
+	free(s->name);
 	free(s->sess);
 	free(s);
 }

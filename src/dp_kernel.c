@@ -1,0 +1,1755 @@
+/*
+ * src/dp_kernel.c - the Linux kernel data plane: the "l2tp" generic
+ * netlink family, driven asynchronously through libmnl.
+ *
+ * Requests.  One non-blocking netlink socket on the daemon's loop.  Every
+ * request is a struct kreq holding its encoded message; it is queued, and
+ * the queue goes out as a batch (many messages, one sendmsg) at the next
+ * loop turn, so the 1,000 creates one turn of the protocol produces cost
+ * a handful of system calls.  Each request carries its own sequence number
+ * and waits in a hash keyed by it; the kernel's answer (NLMSG_ERROR ack,
+ * GET reply, NLMSG_DONE) is routed to its request whatever the order, and
+ * one request's error never touches another's (each message of a received
+ * datagram is dispatched on its own, as mnl_cb_run2 does, but an error or a
+ * NLM_F_DUMP_INTR does not stop the walk).  Many requests are in flight;
+ * how many is bounded by a window sized from the receive buffer, so the
+ * answers fit in it.  If they do not (ENOBUFS), the window halves and every
+ * unanswered request is settled again: GETs, MODIFYs and DELETEs are sent
+ * again (a repeated DELETE answers ENOENT, which counts as done); a CREATE
+ * is checked with a GET of its object.
+ *
+ * Objects.  struct ktunnel / struct ksession are this file's state behind
+ * t->dp_priv / s->dp_priv.  The engine may delete an object while its
+ * create is unanswered ("cancel"): the answer then decides - a create that
+ * worked is deleted at once, one that never left the queue is dropped
+ * unsent, and the done function is never called after a cancel.  A failed
+ * create leaves no kernel object and owes no delete (cc.h, sess.h).
+ *
+ * Crash safety.  Tunnel ids are appended to a state file ("+id" before the
+ * create is sent, "-id" once the delete is answered) and compacted by an
+ * atomic rewrite when the log is mostly dead lines; at start-up the kernel's
+ * tunnels are dumped and the recorded ones deleted, at shut-down whatever is
+ * left is deleted.  The file is per network namespace (tunnel ids are), and
+ * locked, so two daemons cannot clean up each other's tunnels.
+ *
+ * What is programmed and why (L2SPEC, checksums, names, MTU) is in
+ * doc/kernel-dataplane.md.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <netinet/udp.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libmnl/libmnl.h>
+#include <linux/genetlink.h>
+#include <linux/l2tp.h>
+#include <linux/netlink.h>
+
+#include "child.h"
+#include "dp.h"
+#include "l2tpv3d.h"
+#include "link.h"
+#include "usl/log.h"
+
+#define NL_RCVBUF	(16 << 20)	/* asked for; the kernel may give less */
+#define NL_ACK_COST	1024		/* receive buffer one answer takes (skb truesize) */
+#define WINDOW_MIN	16
+#define WINDOW_MAX	4096		/* requests in flight */
+#define TX_BATCH_MSGS	256		/* per sendmsg: the kernel runs them inside the call */
+#define TX_BUFSZ	(64 * 1024)
+#define RX_BATCH	32
+#define RX_BUFSZ	8192
+#define RX_ROUNDS	8		/* recvmmsg calls per readable event */
+#define SYNC_MS		5000		/* start-up and shut-down waits */
+#define IFNAME_NUMBERS	100000		/* "%d" is at most 5 digits (config.c) */
+#define NAME_RETRIES	8		/* IFNAME taken between our check and the create */
+#define REC_SLACK	1024		/* dead state-file lines tolerated before a rewrite */
+#define ETH_OVERHEAD	14
+#define VLAN_OVERHEAD	4
+
+enum kstate { K_STALE, K_CREATING, K_UP, K_DELETING };
+
+struct kreq;
+typedef void (*kreq_done_fn)(struct kreq *r, int err, const char *ext);
+typedef void (*kreq_data_fn)(struct kreq *r, const struct nlmsghdr *nlh);
+
+struct kreq {
+	struct usl_hnode by_seq;	/* kdp.inflight, once sent */
+	struct usl_list qlink;		/* kdp.queue, until sent */
+	bool queued;
+	bool found;			/* a probe (or GET) saw its object */
+	uint32_t seq;
+	void *obj;			/* ktunnel, ksession, or the request a probe checks */
+	kreq_done_fn done;		/* exactly once: error/ACK/DONE, or the settled probe */
+	kreq_data_fn data;		/* GET replies and dump parts */
+	uint32_t msg[];			/* the encoded request (aligned) */
+};
+
+struct ktunnel {
+	struct usl_hnode by_id;		/* kdp.tunnels: exactly the "+id" lines in force */
+	struct usl_list link;		/* start-up and shut-down walks */
+	struct tunnel *t;		/* NULL once the engine let go */
+	struct kreq *req;		/* create or delete unanswered */
+	uint32_t id;
+	enum kstate state;
+	bool present;			/* start-up dump saw it */
+};
+
+struct ksession {
+	struct session *s;		/* NULL once the engine let go */
+	struct kreq *req;		/* create unanswered */
+	unsigned refs;			/* s, plus every request pointing here */
+	uint32_t tid, sid;
+	enum kstate state;
+	uint16_t pw;			/* enum l2tp_pw_type (ours) */
+	char pattern[CFG_NAME_MAX];	/* ifname pattern, for retries */
+	char kname[IFNAMSIZ];		/* the kernel session's interface */
+	char ifname[IFNAMSIZ];		/* what the operator uses: kname, its VLAN, pppd's */
+	unsigned kindex, ifindex, mtu;
+	unsigned name_tries;
+	pid_t pppd;
+	struct dp_session_stats stats;
+	usl_time stats_at;
+	bool stats_valid, stats_pending, cookie_discards_reported;
+};
+
+/* An ifname pattern's next number: names are handed out in order, skipping used ones. */
+struct name_ctr {
+	struct name_ctr *next;
+	unsigned n;
+	char pattern[CFG_NAME_MAX];
+};
+
+static struct {
+	int fd;
+	struct usl_fd *ev;
+	uint16_t family;
+	uint32_t portid, seq;
+	struct usl_hash inflight;	/* struct kreq by seq */
+	unsigned n_inflight, window, window_max;
+	struct usl_list queue;		/* struct kreq, unsent */
+	struct usl_timer flush_timer;
+	struct usl_hash tunnels;	/* struct ktunnel by id */
+	struct name_ctr *names;
+	uint64_t resyncs;
+	bool children;			/* child_init() done */
+	/* state file */
+	int rec_fd, lock_fd;
+	char rec_path[CFG_PATH_MAX + 64];
+	char rec_buf[16384];
+	size_t rec_len;
+	size_t rec_lines;
+	bool rec_warned;
+} kdp = { .fd = -1, .rec_fd = -1, .lock_fd = -1 };
+
+static struct log_ratelimit nl_rl = LOG_RATELIMIT_INIT(10, 10);
+static uint8_t txbuf[TX_BUFSZ] __attribute__((aligned(4)));
+static uint8_t rxbuf[RX_BATCH][RX_BUFSZ] __attribute__((aligned(4)));
+static uint8_t scratch[1024] __attribute__((aligned(4)));	/* message being built */
+
+static usl_time now(void)
+{
+	return usl_timerset_now(l2tpd.timers);
+}
+
+/* ---- requests ------------------------------------------------------------ */
+
+static const struct nlmsghdr *kreq_nlh(const struct kreq *r)
+{
+	return (const struct nlmsghdr *)r->msg;
+}
+
+static uint8_t kreq_cmd(const struct kreq *r)
+{
+	return ((const struct genlmsghdr *)mnl_nlmsg_get_payload(kreq_nlh(r)))->cmd;
+}
+
+static bool kreq_seq_eq(const struct usl_hnode *n, const void *key)
+{
+	return usl_hash_entry(n, struct kreq, by_seq)->seq == *(const uint32_t *)key;
+}
+
+static struct kreq *kreq_find(uint32_t seq)
+{
+	struct usl_hnode *n = usl_hash_lookup(&kdp.inflight, &seq, usl_hash_u32(seq));
+
+	return n ? usl_hash_entry(n, struct kreq, by_seq) : NULL;
+}
+
+/* A generic netlink l2tp message in the scratch buffer. */
+static struct nlmsghdr *l2tp_msg(uint8_t cmd, uint16_t flags)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(scratch);
+	struct genlmsghdr *g;
+
+	nlh->nlmsg_type = kdp.family;
+	nlh->nlmsg_flags = NLM_F_REQUEST | flags;
+	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
+	g->cmd = cmd;
+	g->version = L2TP_GENL_VERSION;
+	return nlh;
+}
+
+static void flush_soon(void)
+{
+	if (!usl_timer_armed(&kdp.flush_timer))
+		usl_timer_arm(l2tpd.timers, &kdp.flush_timer, usl_time_ms(0));
+}
+
+static void kreq_queue(struct kreq *r)
+{
+	if (++kdp.seq == 0)
+		kdp.seq = 1;
+	r->seq = kdp.seq;
+	((struct nlmsghdr *)r->msg)->nlmsg_seq = r->seq;
+	usl_list_add_tail(&kdp.queue, &r->qlink);
+	r->queued = true;
+	flush_soon();
+}
+
+/* Copies nlh into a new request and queues it; NULL when out of memory. */
+static struct kreq *kreq_submit(const struct nlmsghdr *nlh, void *obj, kreq_done_fn done,
+				kreq_data_fn data)
+{
+	struct kreq *r = malloc(sizeof(*r) + nlh->nlmsg_len);
+
+	if (r == NULL)
+		return NULL;
+	memset(r, 0, sizeof(*r));
+	memcpy(r->msg, nlh, nlh->nlmsg_len);
+	r->obj = obj;
+	r->done = done;
+	r->data = data;
+	kreq_queue(r);
+	return r;
+}
+
+/* Drops a request that never left the queue (a cancelled create). */
+static void kreq_unqueue(struct kreq *r)
+{
+	usl_list_del(&r->qlink);
+	free(r);
+}
+
+static void kreq_finish(struct kreq *r, int err, const char *ext)
+{
+	usl_hash_remove(&kdp.inflight, &r->by_seq);
+	kdp.n_inflight--;
+	if (err == 0 && kdp.window < kdp.window_max)
+		kdp.window++;
+	r->done(r, err, ext);
+	free(r);
+}
+
+static void rec_flush(void);
+
+/*
+ * Sends what the window allows, in one sendmsg of at most TX_BATCH_MSGS:
+ * the kernel processes a batch inside the call, so the bound keeps the
+ * loop responsive; the rest goes at the next turn.
+ */
+static void nl_flush(void)
+{
+	struct usl_list *pos;
+	size_t off = 0;
+	unsigned n = 0;
+
+	rec_flush();	/* "+id" must be on file before the kernel has the tunnel */
+	usl_list_foreach(pos, &kdp.queue) {
+		struct kreq *r = usl_list_entry(pos, struct kreq, qlink);
+		size_t len = kreq_nlh(r)->nlmsg_len;
+
+		if (kdp.n_inflight + n >= kdp.window || n >= TX_BATCH_MSGS ||
+		    off + len > sizeof(txbuf))
+			break;
+		memcpy(txbuf + off, r->msg, len);
+		off += len;
+		n++;
+	}
+	if (n == 0)
+		return;
+	if (send(kdp.fd, txbuf, off, 0) < 0) {
+		log_warnx_rl(&nl_rl, now(), "netlink send: %s (retrying)", strerror(errno));
+		usl_timer_arm(l2tpd.timers, &kdp.flush_timer, usl_time_ms(10));
+		return;
+	}
+	while (n-- > 0) {
+		struct kreq *r = usl_list_first_entry(&kdp.queue, struct kreq, qlink);
+
+		usl_list_del(&r->qlink);
+		r->queued = false;
+		usl_hash_insert(&kdp.inflight, &r->by_seq, usl_hash_u32(r->seq));
+		kdp.n_inflight++;
+	}
+	if (!usl_list_empty(&kdp.queue) && kdp.n_inflight < kdp.window)
+		flush_soon();
+}
+
+static void on_flush_timer(struct usl_timer *tm)
+{
+	(void)tm;
+	nl_flush();
+}
+
+/* ---- answers ------------------------------------------------------------- */
+
+/* The errno of an NLMSG_ERROR (0 for an ACK) and the kernel's extack text, if any. */
+static int nl_error(const struct nlmsghdr *nlh, const char **ext)
+{
+	const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
+	const struct nlattr *a;
+	size_t off = sizeof(*e);
+
+	*ext = NULL;
+	if (nlh->nlmsg_len < mnl_nlmsg_size(sizeof(*e)))
+		return -EIO;
+	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS))
+		return e->error;
+	if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
+		off += e->msg.nlmsg_len - sizeof(e->msg);
+	mnl_attr_for_each(a, nlh, off)
+		if (mnl_attr_get_type(a) == NLMSGERR_ATTR_MSG &&
+		    mnl_attr_validate(a, MNL_TYPE_NUL_STRING) == 0)
+			*ext = mnl_attr_get_str(a);
+	return e->error;
+}
+
+static int nl_done_error(const struct nlmsghdr *nlh)
+{
+	int err = 0;
+
+	if (nlh->nlmsg_len >= mnl_nlmsg_size(sizeof(err)))
+		memcpy(&err, mnl_nlmsg_get_payload(nlh), sizeof(err));
+	return err;
+}
+
+/* Every message of a datagram goes to its own request, errors included. */
+static void nl_input(const void *buf, size_t len)
+{
+	const struct nlmsghdr *nlh = buf;
+	int rem = (int)len;
+	const char *ext;
+	struct kreq *r;
+
+	for (; mnl_nlmsg_ok(nlh, rem); nlh = mnl_nlmsg_next(nlh, &rem)) {
+		r = kreq_find(nlh->nlmsg_seq);
+		if (r == NULL) {
+			log_debug("netlink: answer to no request (seq %u type %u)",
+				  nlh->nlmsg_seq, nlh->nlmsg_type);
+			continue;
+		}
+		switch (nlh->nlmsg_type) {
+		case NLMSG_ERROR:
+			kreq_finish(r, nl_error(nlh, &ext), ext);
+			break;
+		case NLMSG_DONE:
+			kreq_finish(r, nl_done_error(nlh), NULL);
+			break;
+		case NLMSG_NOOP:
+		case NLMSG_OVERRUN:
+			break;
+		default:
+			r->found = true;
+			if (r->data != NULL)
+				r->data(r, nlh);
+			break;
+		}
+	}
+}
+
+/* Attributes of a message or of a nest into tb[0..max]. */
+struct attr_table {
+	const struct nlattr **tb;
+	unsigned max;
+};
+
+static int attr_cb(const struct nlattr *a, void *data)
+{
+	struct attr_table *t = data;
+	unsigned type = mnl_attr_get_type(a);
+
+	if (type <= t->max)
+		t->tb[type] = a;
+	return MNL_CB_OK;
+}
+
+static void l2tp_attrs(const struct nlmsghdr *nlh, const struct nlattr **tb)
+{
+	struct attr_table t = { tb, L2TP_ATTR_MAX };
+
+	memset(tb, 0, sizeof(*tb) * (L2TP_ATTR_MAX + 1));
+	mnl_attr_parse(nlh, sizeof(struct genlmsghdr), attr_cb, &t);
+}
+
+static uint32_t attr_u32(const struct nlattr *a)
+{
+	return a && mnl_attr_validate(a, MNL_TYPE_U32) == 0 ? mnl_attr_get_u32(a) : 0;
+}
+
+/* ---- resync after lost answers -------------------------------------------- */
+
+static void probe_data(struct kreq *p, const struct nlmsghdr *nlh)
+{
+	(void)p;
+	(void)nlh;
+}
+
+/* The GET settles the create it checked: its object exists, or it failed. */
+static void probe_done(struct kreq *p, int err, const char *ext)
+{
+	struct kreq *orig = p->obj;
+	int res = err == 0 && p->found ? 0 : -EIO;
+
+	(void)ext;
+	orig->done(orig, res, res ? "netlink answer lost and the object is absent" : NULL);
+	free(orig);
+}
+
+/* A GET (doit) of the object orig created, to learn whether it did. */
+static bool kreq_probe(struct kreq *orig)
+{
+	const struct nlattr *tb[L2TP_ATTR_MAX + 1];
+	bool session = kreq_cmd(orig) == L2TP_CMD_SESSION_CREATE;
+	struct nlmsghdr *nlh;
+
+	l2tp_attrs(kreq_nlh(orig), tb);
+	nlh = l2tp_msg(session ? L2TP_CMD_SESSION_GET : L2TP_CMD_TUNNEL_GET, NLM_F_ACK);
+	mnl_attr_put_u32(nlh, L2TP_ATTR_CONN_ID, attr_u32(tb[L2TP_ATTR_CONN_ID]));
+	if (session)
+		mnl_attr_put_u32(nlh, L2TP_ATTR_SESSION_ID, attr_u32(tb[L2TP_ATTR_SESSION_ID]));
+	return kreq_submit(nlh, orig, probe_done, probe_data) != NULL;
+}
+
+static void kreq_recover(struct kreq *r)
+{
+	uint8_t cmd = kreq_cmd(r);
+
+	if (kreq_nlh(r)->nlmsg_type == kdp.family &&
+	    (cmd == L2TP_CMD_TUNNEL_CREATE || cmd == L2TP_CMD_SESSION_CREATE)) {
+		if (!kreq_probe(r)) {
+			r->done(r, -ENOMEM, "netlink answer lost");
+			free(r);
+		}
+		return;
+	}
+	r->found = false;
+	kreq_queue(r);	/* idempotent: GET, dump, MODIFY, DELETE (ENOENT = done) */
+}
+
+/*
+ * The receive buffer overflowed: some answers are gone, and which is not
+ * known.  The kernel ran every request we sent before answering, so the
+ * objects' state is settled: ask again for all that are unanswered.
+ */
+static void nl_resync(const char *why)
+{
+	struct usl_hnode *n;
+
+	kdp.resyncs++;
+	log_warnx_rl(&nl_rl, now(), "netlink: %s with %u requests unanswered: re-checking them "
+		     "(window %u -> %u)", why, kdp.n_inflight, kdp.window,
+		     kdp.window / 2 > WINDOW_MIN ? kdp.window / 2 : WINDOW_MIN);
+	kdp.window = kdp.window / 2 > WINDOW_MIN ? kdp.window / 2 : WINDOW_MIN;
+	while ((n = usl_hash_first(&kdp.inflight)) != NULL) {
+		struct kreq *r = usl_hash_entry(n, struct kreq, by_seq);
+
+		usl_hash_remove(&kdp.inflight, n);
+		kdp.n_inflight--;
+		kreq_recover(r);
+	}
+}
+
+static struct mmsghdr rx_msgs[RX_BATCH];
+static struct iovec rx_iov[RX_BATCH];
+
+static void nl_read(void)
+{
+	bool lost = false;
+	int n;
+
+	for (int round = 0; round < RX_ROUNDS; round++) {
+		for (int i = 0; i < RX_BATCH; i++) {
+			rx_iov[i] = (struct iovec){ rxbuf[i], RX_BUFSZ };
+			rx_msgs[i].msg_hdr = (struct msghdr){ .msg_iov = &rx_iov[i], .msg_iovlen = 1 };
+		}
+		n = recvmmsg(kdp.fd, rx_msgs, RX_BATCH, MSG_DONTWAIT, NULL);
+		if (n < 0 && errno == ENOBUFS) {
+			lost = true;
+			continue;
+		}
+		if (n < 0) {
+			if (errno != EAGAIN && errno != EINTR)
+				log_warnx_rl(&nl_rl, now(), "netlink recv: %s", strerror(errno));
+			break;
+		}
+		for (int i = 0; i < n; i++) {
+			if (rx_msgs[i].msg_hdr.msg_flags & MSG_TRUNC)
+				lost = true;
+			else
+				nl_input(rxbuf[i], rx_msgs[i].msg_len);
+		}
+		if (n < RX_BATCH)
+			break;
+	}
+	if (lost)
+		nl_resync("receive buffer overrun (ENOBUFS)");
+}
+
+static void on_nl_readable(int fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)arg;
+	nl_read();
+	nl_flush();	/* the window opened; completions queued follow-ups */
+}
+
+/* Start-up and shut-down only: runs the request machine until it is idle. */
+static int nl_sync(int timeout_ms)
+{
+	struct timespec t0, t;
+	struct pollfd p = { .fd = kdp.fd, .events = POLLIN };
+	long left;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (kdp.n_inflight > 0 || !usl_list_empty(&kdp.queue)) {
+		nl_flush();
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		left = timeout_ms - ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
+		if (left <= 0)
+			return -ETIMEDOUT;
+		if (poll(&p, 1, (int)left) > 0)
+			nl_read();
+	}
+	return 0;
+}
+
+/* ---- state file: the tunnel ids we own ------------------------------------ */
+
+static bool ktunnel_id_eq(const struct usl_hnode *n, const void *key)
+{
+	return usl_hash_entry(n, struct ktunnel, by_id)->id == *(const uint32_t *)key;
+}
+
+static void rec_append(char op, uint32_t id)
+{
+	if (kdp.rec_fd < 0)
+		return;
+	if (kdp.rec_len + 16 > sizeof(kdp.rec_buf))
+		rec_flush();
+	kdp.rec_len += (size_t)snprintf(kdp.rec_buf + kdp.rec_len, 16, "%c%" PRIu32 "\n", op, id);
+	kdp.rec_lines++;
+}
+
+/* Records kt as ours ("+id"): from now on a crash leaves a trace of it. */
+static void record_add(struct ktunnel *kt)
+{
+	usl_hash_insert(&kdp.tunnels, &kt->by_id, usl_hash_u32(kt->id));
+	rec_append('+', kt->id);
+}
+
+/* kt is gone from the kernel: forget and free it. */
+static void record_del(struct ktunnel *kt)
+{
+	usl_hash_remove(&kdp.tunnels, &kt->by_id);
+	rec_append('-', kt->id);
+	free(kt);
+}
+
+/* Rewrites the file with the live ids only, atomically (rename). */
+static int rec_rewrite(void)
+{
+	char tmp[sizeof(kdp.rec_path) + 8];
+	struct usl_hnode *n;
+	FILE *f;
+	int fd;
+
+	snprintf(tmp, sizeof(tmp), "%s.new", kdp.rec_path);
+	f = fopen(tmp, "we");
+	if (f == NULL)
+		return -errno;
+	for (n = usl_hash_first(&kdp.tunnels); n != NULL; n = usl_hash_next(&kdp.tunnels, n))
+		fprintf(f, "+%" PRIu32 "\n", usl_hash_entry(n, struct ktunnel, by_id)->id);
+	if (fclose(f) != 0 || rename(tmp, kdp.rec_path) < 0) {
+		unlink(tmp);
+		return -errno;
+	}
+	fd = open(kdp.rec_path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (kdp.rec_fd >= 0)
+		close(kdp.rec_fd);
+	kdp.rec_fd = fd;
+	kdp.rec_lines = usl_hash_count(&kdp.tunnels);
+	return 0;
+}
+
+/*
+ * Appends the buffered lines (one write per loop turn), and compacts when
+ * dead lines dominate: O(live) once per O(live) appends.  No fsync: the file
+ * protects against the daemon dying, not the host (kernel tunnels do not
+ * survive a reboot either).
+ */
+static void rec_flush(void)
+{
+	ssize_t w;
+
+	if (kdp.rec_fd < 0 || kdp.rec_len == 0)
+		return;
+	w = write(kdp.rec_fd, kdp.rec_buf, kdp.rec_len);
+	if (w != (ssize_t)kdp.rec_len && !kdp.rec_warned) {
+		log_warn("state file %s: write", kdp.rec_path);
+		kdp.rec_warned = true;
+	}
+	kdp.rec_len = 0;
+	if (kdp.rec_lines > 2 * usl_hash_count(&kdp.tunnels) + REC_SLACK && rec_rewrite() < 0)
+		log_warn("state file %s: rewrite", kdp.rec_path);
+}
+
+static int mkdir_p(const char *dir)
+{
+	char p[CFG_PATH_MAX];
+
+	snprintf(p, sizeof(p), "%s", dir);
+	for (char *s = strchr(p + 1, '/'); ; s = strchr(s + 1, '/')) {
+		if (s != NULL)
+			*s = '\0';
+		if (mkdir(p, 0755) < 0 && errno != EEXIST)
+			return -1;
+		if (s == NULL)
+			return 0;
+		*s = '/';
+	}
+}
+
+/* Tunnel ids are per network namespace, and so is the file. */
+static unsigned long netns_inode(void)
+{
+	struct stat st;
+
+	return stat("/proc/self/ns/net", &st) == 0 ? (unsigned long)st.st_ino : 0;
+}
+
+static int rec_lock(const char *dir, unsigned long ns, char *err, size_t errlen)
+{
+	char lock[sizeof(kdp.rec_path) + 8];
+
+	snprintf(lock, sizeof(lock), "%s/kernel-tunnels.%lu.lock", dir, ns);
+	kdp.lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (kdp.lock_fd < 0) {
+		snprintf(err, errlen, "state file lock %s: %s", lock, strerror(errno));
+		return -1;
+	}
+	if (flock(kdp.lock_fd, LOCK_EX | LOCK_NB) < 0) {
+		snprintf(err, errlen, "%s is locked: another l2tpv3d runs the kernel data plane "
+			 "in this network namespace with state_dir %s", lock, dir);
+		return -1;
+	}
+	return 0;
+}
+
+/* Reads the ids of the previous run into kdp.tunnels as K_STALE. */
+static void rec_load(void)
+{
+	FILE *f = fopen(kdp.rec_path, "re");
+	struct usl_hnode *n;
+	uint32_t id;
+	char op;
+
+	if (f == NULL)
+		return;
+	while (fscanf(f, " %c%" SCNu32, &op, &id) == 2) {
+		n = usl_hash_lookup(&kdp.tunnels, &id, usl_hash_u32(id));
+		if (op == '-' && n != NULL) {
+			usl_hash_remove(&kdp.tunnels, n);
+			free(usl_hash_entry(n, struct ktunnel, by_id));
+		} else if (op == '+' && n == NULL) {
+			struct ktunnel *kt = calloc(1, sizeof(*kt));
+
+			if (kt == NULL)
+				break;
+			kt->id = id;
+			kt->state = K_STALE;
+			usl_hash_insert(&kdp.tunnels, &kt->by_id, usl_hash_u32(id));
+		}
+	}
+	fclose(f);
+}
+
+static int rec_open(char *err, size_t errlen)
+{
+	const char *dir = l2tpd.conf->state_dir;
+	unsigned long ns = netns_inode();
+
+	if (mkdir_p(dir) < 0) {
+		snprintf(err, errlen, "state_dir %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if (rec_lock(dir, ns, err, errlen) < 0)
+		return -1;
+	snprintf(kdp.rec_path, sizeof(kdp.rec_path), "%s/kernel-tunnels.%lu", dir, ns);
+	rec_load();
+	return 0;
+}
+
+/* ---- family and start-up cleanup -------------------------------------------- */
+
+struct sync_result {
+	int err;
+	char ext[128];
+};
+
+static void sync_done(struct kreq *r, int err, const char *ext)
+{
+	struct sync_result *res = r->obj;
+
+	res->err = err;
+	snprintf(res->ext, sizeof(res->ext), "%s", ext ? ext : "");
+}
+
+static void family_data(struct kreq *r, const struct nlmsghdr *nlh)
+{
+	const struct nlattr *tb[CTRL_ATTR_MAX + 1] = { 0 };
+	struct attr_table t = { tb, CTRL_ATTR_MAX };
+
+	(void)r;
+	mnl_attr_parse(nlh, sizeof(struct genlmsghdr), attr_cb, &t);
+	if (tb[CTRL_ATTR_FAMILY_ID] && mnl_attr_validate(tb[CTRL_ATTR_FAMILY_ID], MNL_TYPE_U16) == 0)
+		kdp.family = mnl_attr_get_u16(tb[CTRL_ATTR_FAMILY_ID]);
+}
+
+/* The one blocking request the brief allows at start-up: which id is "l2tp"? */
+static int family_resolve(char *err, size_t errlen)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(scratch);
+	struct sync_result res = { 0 };
+	struct genlmsghdr *g;
+
+	nlh->nlmsg_type = GENL_ID_CTRL;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
+	g->cmd = CTRL_CMD_GETFAMILY;
+	g->version = 1;
+	mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, L2TP_GENL_NAME);
+	if (kreq_submit(nlh, &res, sync_done, family_data) == NULL || nl_sync(SYNC_MS) < 0) {
+		snprintf(err, errlen, "generic netlink controller did not answer");
+		return -1;
+	}
+	if (res.err == -ENOENT || (res.err == 0 && kdp.family == 0)) {
+		snprintf(err, errlen, "this kernel has no L2TP netlink family \"%s\" (modules "
+			 "l2tp_netlink, l2tp_eth, l2tp_ip, l2tp_ip6 missing or not loadable)",
+			 L2TP_GENL_NAME);
+		return -1;
+	}
+	if (res.err != 0) {
+		snprintf(err, errlen, "resolving the \"%s\" netlink family: %s", L2TP_GENL_NAME,
+			 strerror(-res.err));
+		return -1;
+	}
+	return 0;
+}
+
+static void stale_mark(struct kreq *r, const struct nlmsghdr *nlh)
+{
+	const struct nlattr *tb[L2TP_ATTR_MAX + 1];
+	struct usl_hnode *n;
+	uint32_t id;
+
+	(void)r;
+	l2tp_attrs(nlh, tb);
+	id = attr_u32(tb[L2TP_ATTR_CONN_ID]);
+	n = usl_hash_lookup(&kdp.tunnels, &id, usl_hash_u32(id));
+	if (n != NULL)
+		usl_hash_entry(n, struct ktunnel, by_id)->present = true;
+}
+
+static void tunnel_send_delete(struct ktunnel *kt);
+
+/* Deletes the recorded tunnels the dump found; forgets the rest. */
+static unsigned stale_delete(void)
+{
+	struct usl_list walk;
+	struct usl_hnode *n;
+	unsigned deleted = 0;
+
+	usl_list_init(&walk);
+	for (n = usl_hash_first(&kdp.tunnels); n != NULL; n = usl_hash_next(&kdp.tunnels, n))
+		usl_list_add_tail(&walk, &usl_hash_entry(n, struct ktunnel, by_id)->link);
+	while (!usl_list_empty(&walk)) {
+		struct ktunnel *kt = usl_list_first_entry(&walk, struct ktunnel, link);
+
+		usl_list_del(&kt->link);
+		if (kt->present) {
+			tunnel_send_delete(kt);
+			deleted++;
+		} else {
+			usl_hash_remove(&kdp.tunnels, &kt->by_id);
+			free(kt);
+		}
+	}
+	return deleted;
+}
+
+/*
+ * The dump also proves we may use the family at all (it needs CAP_NET_ADMIN
+ * in the network namespace): better to fail here than on the first tunnel.
+ */
+static int stale_cleanup(char *err, size_t errlen)
+{
+	struct sync_result res = { 0 };
+	unsigned n;
+
+	if (kreq_submit(l2tp_msg(L2TP_CMD_TUNNEL_GET, NLM_F_DUMP), &res, sync_done,
+			stale_mark) == NULL || nl_sync(SYNC_MS) < 0) {
+		snprintf(err, errlen, "listing kernel L2TP tunnels: no answer");
+		return -1;
+	}
+	if (res.err != 0) {
+		snprintf(err, errlen, "listing kernel L2TP tunnels: %s%s", strerror(-res.err),
+			 res.err == -EPERM ? " (needs CAP_NET_ADMIN)" : "");
+		return -1;
+	}
+	n = stale_delete();
+	if (nl_sync(SYNC_MS) < 0)
+		log_warnx("kernel: tunnels left by a previous run: deletes unanswered");
+	if (n > 0)
+		log_info("kernel: deleted %u L2TP tunnels left by a previous run (%s)", n,
+			 kdp.rec_path);
+	if (rec_rewrite() < 0) {
+		snprintf(err, errlen, "state file %s: %s", kdp.rec_path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- tunnels --------------------------------------------------------------- */
+
+static void log_kernel_error(const char *what, uint32_t id, const char *cmd, int err,
+			     const char *ext)
+{
+	log_warnx("%s %u: kernel %s: %s%s%s", what, id, cmd, strerror(-err), ext ? ": " : "",
+		  ext ? ext : "");
+}
+
+static void tunnel_delete_done(struct kreq *r, int err, const char *ext)
+{
+	struct ktunnel *kt = r->obj;
+
+	kt->req = NULL;
+	/* ENOENT: closing our socket already took it (l2tp.rst, "Tunnel Sockets") */
+	if (err != 0 && err != -ENOENT)
+		log_kernel_error("tunnel", kt->id, "TUNNEL_DELETE", err, ext);
+	record_del(kt);
+}
+
+static void tunnel_send_delete(struct ktunnel *kt)
+{
+	struct nlmsghdr *nlh = l2tp_msg(L2TP_CMD_TUNNEL_DELETE, NLM_F_ACK);
+
+	mnl_attr_put_u32(nlh, L2TP_ATTR_CONN_ID, kt->id);
+	kt->state = K_DELETING;
+	kt->req = kreq_submit(nlh, kt, tunnel_delete_done, NULL);
+	if (kt->req == NULL)	/* stays recorded: the next start deletes it */
+		log_warnx("tunnel %u: kernel tunnel delete: out of memory", kt->id);
+}
+
+static void tunnel_create_done(struct kreq *r, int err, const char *ext)
+{
+	struct ktunnel *kt = r->obj;
+	struct tunnel *t = kt->t;
+
+	kt->req = NULL;
+	if (t == NULL) {		/* cancelled while the kernel worked */
+		if (err == 0)
+			tunnel_send_delete(kt);
+		else
+			record_del(kt);
+		return;
+	}
+	if (err != 0) {
+		log_kernel_error("tunnel", kt->id, "TUNNEL_CREATE", err, ext);
+		snprintf(t->dp_error, sizeof(t->dp_error), "kernel refused the tunnel: %s%s%s",
+			 strerror(-err), ext ? ": " : "", ext ? ext : "");
+		t->dp_priv = NULL;
+		record_del(kt);
+		tunnel_dp_done(t, err);
+		return;
+	}
+	kt->state = K_UP;
+	tunnel_dp_done(t, 0);
+}
+
+/*
+ * One socket carries both the control messages we send and the kernel's
+ * data packets, and RFC 3931 wants checksums on control messages over UDP:
+ * SO_NO_CHECK / UDP_NO_CHECK6_* stay (explicitly) off, so data is
+ * checksummed too.  IP encapsulation has no UDP checksum to choose.
+ */
+static int tunnel_sock_prepare(const struct tunnel *t)
+{
+	int zero = 0;
+
+	if (t->encap != L2TP_ENCAP_UDP)
+		return 0;
+	if (t->remote.ss_family == AF_INET6) {
+		if (setsockopt(t->fd, IPPROTO_UDP, UDP_NO_CHECK6_TX, &zero, sizeof(zero)) < 0 ||
+		    setsockopt(t->fd, IPPROTO_UDP, UDP_NO_CHECK6_RX, &zero, sizeof(zero)) < 0)
+			return -errno;
+		return 0;
+	}
+	return setsockopt(t->fd, SOL_SOCKET, SO_NO_CHECK, &zero, sizeof(zero)) < 0 ? -errno : 0;
+}
+
+static struct nlmsghdr *tunnel_create_msg(const struct tunnel *t)
+{
+	struct nlmsghdr *nlh = l2tp_msg(L2TP_CMD_TUNNEL_CREATE, NLM_F_ACK);
+
+	mnl_attr_put_u32(nlh, L2TP_ATTR_CONN_ID, t->id);
+	mnl_attr_put_u32(nlh, L2TP_ATTR_PEER_CONN_ID, l2tp_cc_peer_ccid(t->cc));
+	mnl_attr_put_u8(nlh, L2TP_ATTR_PROTO_VERSION, 3);
+	mnl_attr_put_u16(nlh, L2TP_ATTR_ENCAP_TYPE,
+			 t->encap == L2TP_ENCAP_IP ? L2TP_ENCAPTYPE_IP : L2TP_ENCAPTYPE_UDP);
+	mnl_attr_put_u32(nlh, L2TP_ATTR_FD, (uint32_t)t->fd);	/* managed: our socket */
+	return nlh;
+}
+
+static int kernel_tunnel_create(struct tunnel *t)
+{
+	struct ktunnel *kt;
+	int rc;
+
+	rc = tunnel_sock_prepare(t);
+	if (rc != 0)
+		return rc;
+	kt = calloc(1, sizeof(*kt));
+	if (kt == NULL)
+		return -ENOMEM;
+	kt->t = t;
+	kt->id = t->id;
+	kt->state = K_CREATING;
+	kt->req = kreq_submit(tunnel_create_msg(t), kt, tunnel_create_done, NULL);
+	if (kt->req == NULL) {
+		free(kt);
+		return -ENOMEM;
+	}
+	record_add(kt);
+	t->dp_priv = kt;
+	return 0;
+}
+
+static void kernel_tunnel_delete(struct tunnel *t)
+{
+	struct ktunnel *kt = t->dp_priv;
+
+	t->dp_priv = NULL;
+	if (kt == NULL)
+		return;
+	kt->t = NULL;
+	if (kt->state != K_CREATING)
+		tunnel_send_delete(kt);
+	else if (kt->req != NULL && kt->req->queued) {
+		/* never sent: no kernel object, and the fd it names may be reused */
+		kreq_unqueue(kt->req);
+		record_del(kt);
+	}
+	/* else: sent; its answer decides (tunnel_create_done) */
+}
+
+/* ---- sessions: names and MTU ------------------------------------------------- */
+
+static struct name_ctr *name_counter(const char *pattern)
+{
+	struct name_ctr *c;
+
+	for (c = kdp.names; c != NULL; c = c->next)
+		if (strcmp(c->pattern, pattern) == 0)
+			return c;
+	c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		return NULL;
+	snprintf(c->pattern, sizeof(c->pattern), "%s", pattern);
+	c->next = kdp.names;
+	kdp.names = c;
+	return c;
+}
+
+/* pattern with its "%d" replaced by n (no printf on an operator's string). */
+static void name_format(char *out, const char *pattern, unsigned n)
+{
+	const char *d = strstr(pattern, "%d");
+
+	snprintf(out, IFNAMSIZ, "%.*s%u%s", (int)(d - pattern), pattern, n, d + 2);
+}
+
+/*
+ * The next free name for pattern: a counter per pattern, skipping names in
+ * use, so we never depend on the kernel's own "%d" (limited to 32k names
+ * and unaware of names we are about to use).
+ */
+static int ifname_pick(const char *pattern, char *out)
+{
+	struct name_ctr *c;
+
+	if (strstr(pattern, "%d") == NULL) {
+		snprintf(out, IFNAMSIZ, "%s", pattern);
+		return link_index(out) ? -EEXIST : 0;
+	}
+	c = name_counter(pattern);
+	if (c == NULL)
+		return -ENOMEM;
+	for (unsigned i = 0; i < IFNAME_NUMBERS; i++) {
+		name_format(out, pattern, c->n);
+		c->n = (c->n + 1) % IFNAME_NUMBERS;
+		if (link_index(out) == 0)
+			return 0;
+	}
+	return -ENOSPC;
+}
+
+/* The route's MTU towards the peer: our socket is connected, the kernel knows. */
+static unsigned path_mtu(const struct tunnel *t)
+{
+	int mtu = 0;
+	socklen_t len = sizeof(mtu);
+	int rc = t->remote.ss_family == AF_INET6 ?
+		 getsockopt(t->fd, IPPROTO_IPV6, IPV6_MTU, &mtu, &len) :
+		 getsockopt(t->fd, IPPROTO_IP, IP_MTU, &mtu, &len);
+
+	return rc == 0 && mtu > 0 ? (unsigned)mtu : 1500;
+}
+
+/*
+ * What one frame costs on the path: IP header, UDP header and the 4-byte
+ * L2TPv3-over-UDP header (RFC 3931 4.1.2.1) when UDP, session ID, the
+ * cookie we send, the sublayer we send, and the inner Ethernet header.
+ */
+static unsigned encap_overhead(const struct session *s)
+{
+	const struct tunnel *t = s->tunnel;
+	unsigned o = t->remote.ss_family == AF_INET6 ? 40 : 20;
+	uint8_t clen = 0;
+
+	if (t->encap == L2TP_ENCAP_UDP)
+		o += 8 + 4;
+	o += 4;
+	l2tp_sess_peer_cookie(s->sess, &clen);
+	o += clen;
+	if (l2tp_sess_peer_l2ss(s->sess))
+		o += 4;
+	return o + ETH_OVERHEAD;
+}
+
+/* MTU of the kernel's l2tpeth interface (a VLAN on it gets 4 less). */
+static unsigned session_mtu(const struct session *s)
+{
+	unsigned path = path_mtu(s->tunnel), o = encap_overhead(s);
+
+	if (s->prof.mtu)
+		return s->prof.mtu + (l2tp_sess_pw_type(s->sess) == L2TP_PW_ETH_VLAN ? VLAN_OVERHEAD : 0);
+	return path > o + 68 ? path - o : 68;
+}
+
+/* ---- sessions: kernel objects ------------------------------------------------- */
+
+static void ks_put(struct ksession *ks)
+{
+	if (--ks->refs == 0)
+		free(ks);
+}
+
+static void session_fail(struct session *s, struct ksession *ks, int err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Reports a failed create: the engine sends the CDN, the CLI gets s->dp_error. */
+static void session_fail(struct session *s, struct ksession *ks, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(s->dp_error, sizeof(s->dp_error), fmt, ap);
+	va_end(ap);
+	log_warnx("session %u: %s", s->id, s->dp_error);
+	s->dp_priv = NULL;
+	ks->s = NULL;
+	ks_put(ks);
+	session_dp_done(s, err);
+}
+
+static void session_delete_done(struct kreq *r, int err, const char *ext)
+{
+	struct ksession *ks = r->obj;
+
+	if (err != 0 && err != -ENOENT)
+		log_kernel_error("session", ks->sid, "SESSION_DELETE", err, ext);
+	ks_put(ks);
+}
+
+static void session_send_delete(struct ksession *ks)
+{
+	struct nlmsghdr *nlh = l2tp_msg(L2TP_CMD_SESSION_DELETE, NLM_F_ACK);
+
+	mnl_attr_put_u32(nlh, L2TP_ATTR_CONN_ID, ks->tid);
+	mnl_attr_put_u32(nlh, L2TP_ATTR_SESSION_ID, ks->sid);
+	ks->state = K_DELETING;
+	if (kreq_submit(nlh, ks, session_delete_done, NULL) != NULL)
+		ks->refs++;
+	else	/* the tunnel's delete takes it anyway */
+		log_warnx("session %u: kernel session delete: out of memory", ks->sid);
+}
+
+static void cookie_attr(struct nlmsghdr *nlh, uint16_t type, const uint8_t *c, uint8_t len)
+{
+	if (len > 0)
+		mnl_attr_put(nlh, type, len, c);
+}
+
+/*
+ * L2SPEC_TYPE: the kernel has one per session, used both to add the
+ * sublayer on transmit and to skip it on receive.  We program what the
+ * peer asked to receive (its L2-Specific Sublayer AVP, RFC 3931 5.4.4), so
+ * what we send is what it parses; when it differs from what we asked for,
+ * the mismatch is logged (receive will then misparse).
+ */
+static struct nlmsghdr *session_create_msg(const struct session *s, const struct ksession *ks)
+{
+	struct nlmsghdr *nlh = l2tp_msg(L2TP_CMD_SESSION_CREATE, NLM_F_ACK);
+	const uint8_t *c;
+	uint8_t len;
+
+	mnl_attr_put_u32(nlh, L2TP_ATTR_CONN_ID, ks->tid);
+	mnl_attr_put_u32(nlh, L2TP_ATTR_SESSION_ID, ks->sid);
+	mnl_attr_put_u32(nlh, L2TP_ATTR_PEER_SESSION_ID, l2tp_sess_remote_sid(s->sess));
+	mnl_attr_put_u16(nlh, L2TP_ATTR_PW_TYPE,
+			 ks->pw == L2TP_PW_PPP ? L2TP_PWTYPE_PPP : L2TP_PWTYPE_ETH);
+	mnl_attr_put_u8(nlh, L2TP_ATTR_L2SPEC_TYPE, l2tp_sess_peer_l2ss(s->sess) ?
+			L2TP_L2SPECTYPE_DEFAULT : L2TP_L2SPECTYPE_NONE);
+	c = l2tp_sess_cookie(s->sess, &len);
+	cookie_attr(nlh, L2TP_ATTR_COOKIE, c, len);		/* checked on receive */
+	c = l2tp_sess_peer_cookie(s->sess, &len);
+	cookie_attr(nlh, L2TP_ATTR_PEER_COOKIE, c, len);	/* put on transmit */
+	/* Data Sequencing AVP: the sender requires sequencing on what it receives */
+	mnl_attr_put_u8(nlh, L2TP_ATTR_RECV_SEQ, l2tp_sess_data_seq(s->sess) != 0);
+	mnl_attr_put_u8(nlh, L2TP_ATTR_SEND_SEQ, l2tp_sess_peer_data_seq(s->sess) != 0);
+	if (ks->pw != L2TP_PW_PPP)
+		mnl_attr_put_strz(nlh, L2TP_ATTR_IFNAME, ks->kname);
+	return nlh;
+}
+
+static void session_create_done(struct kreq *r, int err, const char *ext);
+
+static int session_submit_create(struct session *s, struct ksession *ks)
+{
+	ks->req = kreq_submit(session_create_msg(s, ks), ks, session_create_done, NULL);
+	if (ks->req == NULL)
+		return -ENOMEM;
+	ks->refs++;
+	return 0;
+}
+
+/* Interface names for s: the kernel's (kname) and the operator's (ifname). */
+static int session_names(struct session *s, struct ksession *ks)
+{
+	int rc = ifname_pick(ks->pattern, ks->kname);
+
+	if (rc != 0)
+		return rc;
+	if (sess_pw(s) == L2TP_PW_ETH_VLAN) {
+		if (snprintf(ks->ifname, sizeof(ks->ifname), "%s.%u", ks->kname,
+			     s->prof.vlan_id) >= (int)sizeof(ks->ifname))
+			return -ENAMETOOLONG;
+	} else {
+		snprintf(ks->ifname, sizeof(ks->ifname), "%s", ks->kname);
+	}
+	return 0;
+}
+
+/* The profile's pattern; the built-in default names Ethernet devices, so PPP gets its own. */
+static void session_pattern(const struct session *s, struct ksession *ks)
+{
+	const char *p = s->prof.ifname[0] ? s->prof.ifname : "l2tpeth%d";
+
+	if (ks->pw == L2TP_PW_PPP && strcmp(p, "l2tpeth%d") == 0)
+		p = "l2tpppp%d";
+	snprintf(ks->pattern, sizeof(ks->pattern), "%s", p);
+}
+
+/* The negotiated pseudowire type (a peer's ICRQ may ask for another than our profile's). */
+static uint16_t sess_pw(const struct session *s)
+{
+	return l2tp_sess_pw_type(s->sess);
+}
+
+static int session_check(const struct session *s, char *err, size_t errlen)
+{
+	const struct ktunnel *kt = s->tunnel->dp_priv;
+
+	if (kt == NULL || kt->state != K_UP) {
+		snprintf(err, errlen, "tunnel %u has no kernel tunnel", s->tunnel->id);
+		return -ENOTCONN;
+	}
+	switch (sess_pw(s)) {
+	case L2TP_PW_ETH:
+		return 0;
+	case L2TP_PW_ETH_VLAN:
+		if (s->prof.vlan_id != 0)
+			return 0;
+		snprintf(err, errlen, "eth_vlan pseudowire but session profile '%s' has no vlan_id",
+			 s->prof.name);
+		return -EINVAL;
+	case L2TP_PW_PPP:
+		if (access(pppd_path(), X_OK) == 0)
+			return 0;
+		snprintf(err, errlen, "PPP pseudowires need pppd: %s: %s (install the ppp package)",
+			 pppd_path(), strerror(errno));
+		return -ENOENT;
+	default:
+		snprintf(err, errlen, "pseudowire type %u has no Linux kernel support", sess_pw(s));
+		return -EPROTONOSUPPORT;
+	}
+}
+
+static int kernel_session_create(struct session *s)
+{
+	struct ksession *ks;
+	int rc;
+
+	rc = session_check(s, s->dp_error, sizeof(s->dp_error));
+	if (rc != 0) {
+		log_warnx("session %u: %s", s->id, s->dp_error);
+		return rc;
+	}
+	if (l2tp_sess_l2ss(s->sess) != l2tp_sess_peer_l2ss(s->sess))
+		log_warnx("session %u: we require L2-Specific Sublayer %u, the peer %u; the kernel "
+			  "has one setting: sending the peer's, receiving will misparse", s->id,
+			  l2tp_sess_l2ss(s->sess), l2tp_sess_peer_l2ss(s->sess));
+	ks = calloc(1, sizeof(*ks));
+	if (ks == NULL)
+		return -ENOMEM;
+	ks->s = s;
+	ks->refs = 1;
+	ks->tid = s->tunnel->id;
+	ks->sid = s->id;
+	ks->pw = sess_pw(s);
+	ks->state = K_CREATING;
+	session_pattern(s, ks);
+	rc = session_names(s, ks);
+	if (rc == 0)
+		rc = session_submit_create(s, ks);
+	if (rc != 0) {
+		snprintf(s->dp_error, sizeof(s->dp_error), "interface name from '%s': %s",
+			 ks->pattern, strerror(-rc));
+		log_warnx("session %u: %s", s->id, s->dp_error);
+		free(ks);
+		return rc;
+	}
+	s->dp_priv = ks;
+	return 0;
+}
+
+/* ---- sessions: the interface once the kernel has it ---------------------------- */
+
+static void pppd_exited(pid_t pid, int status, void *arg)
+{
+	struct ksession *ks = arg;
+
+	ks->pppd = 0;
+	if (ks->s == NULL)
+		return;
+	log_info("session %u: pppd %d exited (%s %d)", ks->sid, (int)pid,
+		 WIFEXITED(status) ? "status" : "signal",
+		 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+	session_delete(ks->s, L2TP_CDN_CARRIER_LOST, "pppd exited");
+}
+
+static int link_up_ppp(struct session *s, struct ksession *ks, char *err, size_t errlen)
+{
+	pid_t pid = pppd_start(s, ks->ifname, pppd_exited, ks, err, errlen);
+
+	if (pid < 0)
+		return errno ? -errno : -EIO;
+	ks->pppd = pid;
+	return 0;
+}
+
+/* MTU and up on the l2tpeth device; for eth_vlan a VLAN on it, which the operator gets. */
+static int link_up_eth(struct session *s, struct ksession *ks, char *err, size_t errlen)
+{
+	bool vlan = sess_pw(s) == L2TP_PW_ETH_VLAN;
+	struct link_params p = { .mtu = session_mtu(s), .up = true };
+	int rc;
+
+	ks->kindex = link_index(ks->kname);
+	if (ks->kindex == 0) {
+		snprintf(err, errlen, "interface %s vanished", ks->kname);
+		return -ENODEV;
+	}
+	ks->ifindex = ks->kindex;
+	ks->mtu = p.mtu;
+	if (vlan) {
+		rc = link_configure(ks->kindex, &p, err, errlen);
+		if (rc == 0)
+			rc = link_vlan_add(ks->kindex, ks->ifname, s->prof.vlan_id, &ks->ifindex,
+					   err, errlen);
+		if (rc != 0)
+			return rc;
+		p.mtu -= VLAN_OVERHEAD;
+		ks->mtu = p.mtu;
+	}
+	p.bridge = s->prof.bridge;
+	p.address = s->prof.address;
+	return link_configure(ks->ifindex, &p, err, errlen);
+}
+
+static void session_up(struct session *s, struct ksession *ks)
+{
+	char err[sizeof(s->dp_error)] = "";
+	int rc = ks->pw == L2TP_PW_PPP ? link_up_ppp(s, ks, err, sizeof(err))
+				       : link_up_eth(s, ks, err, sizeof(err));
+
+	if (rc != 0) {
+		session_send_delete(ks);	/* no kernel object may stay behind */
+		session_fail(s, ks, rc, "%s: %s", ks->ifname, err);
+		return;
+	}
+	ks->state = K_UP;
+	snprintf(s->ifname, sizeof(s->ifname), "%s", ks->ifname);
+	s->dp_handle = ks->ifindex;
+	session_dp_done(s, 0);
+}
+
+/* The name was taken between our check and the kernel's: take the next one. */
+static bool session_retry_name(struct session *s, struct ksession *ks, int err)
+{
+	if (err != -EEXIST || ks->pw == L2TP_PW_PPP || strstr(ks->pattern, "%d") == NULL ||
+	    ks->name_tries++ >= NAME_RETRIES || link_index(ks->kname) == 0)
+		return false;
+	return session_names(s, ks) == 0 && session_submit_create(s, ks) == 0;
+}
+
+static void session_create_done(struct kreq *r, int err, const char *ext)
+{
+	struct ksession *ks = r->obj;
+	struct session *s = ks->s;
+
+	ks->req = NULL;
+	if (s == NULL) {			/* cancelled while the kernel worked */
+		if (err == 0)
+			session_send_delete(ks);
+	} else if (err != 0 && !session_retry_name(s, ks, err)) {
+		log_kernel_error("session", ks->sid, "SESSION_CREATE", err, ext);
+		session_fail(s, ks, err, "kernel refused the session: %s%s%s", strerror(-err),
+			     ext ? ": " : "", ext ? ext : "");
+	} else if (err == 0) {
+		session_up(s, ks);
+	}
+	ks_put(ks);	/* the request's reference */
+}
+
+static void kernel_session_delete(struct session *s)
+{
+	struct ksession *ks = s->dp_priv;
+
+	s->dp_priv = NULL;
+	if (ks == NULL)
+		return;
+	ks->s = NULL;
+	if (ks->pppd > 0)
+		pppd_stop(ks->pppd);
+	ks->pppd = 0;
+	if (ks->state != K_CREATING) {
+		session_send_delete(ks);
+	} else if (ks->req != NULL && ks->req->queued) {
+		kreq_unqueue(ks->req);	/* never sent: nothing in the kernel */
+		ks->req = NULL;
+		ks->refs--;
+	}
+	ks_put(ks);	/* the session's reference */
+}
+
+/* ---- statistics, modify, describe --------------------------------------------- */
+
+static uint64_t attr_u64(const struct nlattr *a)
+{
+	return a && mnl_attr_validate(a, MNL_TYPE_U64) == 0 ? mnl_attr_get_u64(a) : 0;
+}
+
+static void stats_data(struct kreq *r, const struct nlmsghdr *nlh)
+{
+	const struct nlattr *tb[L2TP_ATTR_MAX + 1], *st[L2TP_ATTR_STATS_MAX + 1] = { 0 };
+	struct attr_table t = { st, L2TP_ATTR_STATS_MAX };
+	struct ksession *ks = r->obj;
+	struct dp_session_stats *o = &ks->stats;
+
+	l2tp_attrs(nlh, tb);
+	if (tb[L2TP_ATTR_STATS] == NULL)
+		return;
+	mnl_attr_parse_nested(tb[L2TP_ATTR_STATS], attr_cb, &t);
+	o->tx_packets = attr_u64(st[L2TP_ATTR_TX_PACKETS]);
+	o->tx_bytes = attr_u64(st[L2TP_ATTR_TX_BYTES]);
+	o->tx_errors = attr_u64(st[L2TP_ATTR_TX_ERRORS]);
+	o->rx_packets = attr_u64(st[L2TP_ATTR_RX_PACKETS]);
+	o->rx_bytes = attr_u64(st[L2TP_ATTR_RX_BYTES]);
+	o->rx_errors = attr_u64(st[L2TP_ATTR_RX_ERRORS]);
+	o->rx_seq_discards = attr_u64(st[L2TP_ATTR_RX_SEQ_DISCARDS]);
+	o->rx_oos_packets = attr_u64(st[L2TP_ATTR_RX_OOS_PACKETS]);
+	/* kernels before 5.7 do not report it: 0, and describe() says so */
+	o->rx_cookie_discards = attr_u64(st[L2TP_ATTR_RX_COOKIE_DISCARDS]);
+	ks->cookie_discards_reported = st[L2TP_ATTR_RX_COOKIE_DISCARDS] != NULL;
+	ks->stats_valid = true;
+	ks->stats_at = now();
+}
+
+static void stats_done(struct kreq *r, int err, const char *ext)
+{
+	struct ksession *ks = r->obj;
+
+	(void)ext;
+	ks->stats_pending = false;
+	if (err != 0 && err != -ENOENT)
+		log_debug("session %u: kernel SESSION_GET: %s", ks->sid, strerror(-err));
+	ks_put(ks);
+}
+
+/* One SESSION_GET (doit) at a time per session; the cache answers meanwhile. */
+static void stats_refresh(struct ksession *ks)
+{
+	struct nlmsghdr *nlh;
+
+	if (ks->stats_pending)
+		return;
+	nlh = l2tp_msg(L2TP_CMD_SESSION_GET, NLM_F_ACK);
+	mnl_attr_put_u32(nlh, L2TP_ATTR_CONN_ID, ks->tid);
+	mnl_attr_put_u32(nlh, L2TP_ATTR_SESSION_ID, ks->sid);
+	if (kreq_submit(nlh, ks, stats_done, stats_data) == NULL)
+		return;
+	ks->refs++;
+	ks->stats_pending = true;
+}
+
+/*
+ * Never blocks: answers from the cache and asks the kernel for fresh
+ * counters, which the next call returns.  The first call has no cache yet
+ * (EAGAIN: `show` then omits "stats").
+ */
+static int kernel_session_stats(const struct session *s, struct dp_session_stats *st)
+{
+	struct ksession *ks = s->dp_priv;
+
+	if (ks == NULL || ks->state != K_UP) {
+		errno = ENOENT;
+		return -1;
+	}
+	stats_refresh(ks);
+	if (!ks->stats_valid) {
+		errno = EAGAIN;
+		return -1;
+	}
+	*st = ks->stats;
+	return 0;
+}
+
+static void modify_done(struct kreq *r, int err, const char *ext)
+{
+	struct ksession *ks = r->obj;
+
+	if (err != 0 && err != -ENOENT)
+		log_kernel_error("session", ks->sid, "SESSION_MODIFY", err, ext);
+	ks_put(ks);
+}
+
+/* Sequencing as negotiated now, and the interface down while the peer's circuit is. */
+static int kernel_session_modify(struct session *s)
+{
+	struct ksession *ks = s->dp_priv;
+	struct nlmsghdr *nlh;
+
+	if (ks == NULL || ks->state != K_UP)
+		return -ENOTCONN;
+	nlh = l2tp_msg(L2TP_CMD_SESSION_MODIFY, NLM_F_ACK);
+	mnl_attr_put_u32(nlh, L2TP_ATTR_CONN_ID, ks->tid);
+	mnl_attr_put_u32(nlh, L2TP_ATTR_SESSION_ID, ks->sid);
+	mnl_attr_put_u8(nlh, L2TP_ATTR_RECV_SEQ, l2tp_sess_data_seq(s->sess) != 0);
+	mnl_attr_put_u8(nlh, L2TP_ATTR_SEND_SEQ, l2tp_sess_peer_data_seq(s->sess) != 0);
+	if (kreq_submit(nlh, ks, modify_done, NULL) == NULL)
+		return -ENOMEM;
+	ks->refs++;
+	if (ks->pw != L2TP_PW_PPP && ks->ifindex)
+		return link_set_up(ks->ifindex, l2tp_sess_peer_active(s->sess));
+	return 0;
+}
+
+static const char *state_name(enum kstate st)
+{
+	static const char *const names[] = { "stale", "creating", "up", "deleting" };
+
+	return names[st];
+}
+
+static json_object *cookie_hex(const uint8_t *c, uint8_t len)
+{
+	char hex[17] = "";
+
+	for (uint8_t i = 0; i < len && i < 8; i++)
+		snprintf(hex + 2 * i, 3, "%02x", c[i]);
+	return json_object_new_string(hex);
+}
+
+static json_object *describe_tunnel(const struct tunnel *t)
+{
+	const struct ktunnel *kt = t->dp_priv;
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "programmed", json_object_new_boolean(kt && kt->state == K_UP));
+	json_add_str(o, "kernel_state", kt ? state_name(kt->state) : "none");
+	json_add_int(o, "conn_id", t->id);
+	json_add_int(o, "peer_conn_id", l2tp_cc_peer_ccid(t->cc));
+	json_add_str(o, "encap_type", t->encap == L2TP_ENCAP_IP ? "ip" : "udp");
+	json_add_int(o, "fd", t->fd);
+	if (t->encap == L2TP_ENCAP_UDP)
+		json_object_object_add(o, "udp_checksums", json_object_new_boolean(1));
+	return o;
+}
+
+static json_object *describe_session(const struct session *s)
+{
+	const struct ksession *ks = s->dp_priv;
+	json_object *o = json_object_new_object();
+	const uint8_t *c;
+	uint8_t len;
+
+	json_object_object_add(o, "programmed", json_object_new_boolean(ks && ks->state == K_UP));
+	json_add_str(o, "kernel_state", ks ? state_name(ks->state) : "none");
+	json_add_str(o, "ifname", ks ? ks->kname : "");
+	if (ks && strcmp(ks->kname, ks->ifname) != 0)
+		json_add_str(o, ks->pw == L2TP_PW_PPP ? "ppp_ifname" : "vlan_ifname", ks->ifname);
+	json_add_int(o, "ifindex", ks ? ks->ifindex : 0);
+	json_add_int(o, "mtu", ks ? ks->mtu : 0);
+	json_add_str(o, "pw_type", l2tp_sess_pw_type(s->sess) == L2TP_PW_PPP ? "ppp" : "eth");
+	c = l2tp_sess_cookie(s->sess, &len);
+	json_object_object_add(o, "cookie", cookie_hex(c, len));
+	c = l2tp_sess_peer_cookie(s->sess, &len);
+	json_object_object_add(o, "peer_cookie", cookie_hex(c, len));
+	json_add_int(o, "l2spec_type", l2tp_sess_peer_l2ss(s->sess) ? 1 : 0);
+	json_object_object_add(o, "recv_seq", json_object_new_boolean(l2tp_sess_data_seq(s->sess) != 0));
+	json_object_object_add(o, "send_seq",
+			       json_object_new_boolean(l2tp_sess_peer_data_seq(s->sess) != 0));
+	if (ks && ks->pppd > 0)
+		json_add_int(o, "pppd_pid", ks->pppd);
+	json_add_int(o, "stats_age_ms", ks && ks->stats_valid ?
+		     usl_time_to_ms(usl_time_sub(now(), ks->stats_at)) : -1);
+	if (ks && ks->stats_valid)
+		json_object_object_add(o, "cookie_discards_reported",
+				       json_object_new_boolean(ks->cookie_discards_reported));
+	return o;
+}
+
+static json_object *kernel_describe(const struct tunnel *t, const struct session *s)
+{
+	if (s == NULL || s->sess == NULL)
+		return describe_tunnel(t);
+	return describe_session(s);
+}
+
+/* ---- init and shutdown ------------------------------------------------------------ */
+
+/*
+ * Answers for a whole window must fit in the receive buffer; ask for a big
+ * one (FORCE: we have CAP_NET_ADMIN anyway) and size the window from what
+ * the kernel granted.
+ */
+static void nl_buffers(void)
+{
+	int sz = NL_RCVBUF, one = 1;
+	socklen_t len = sizeof(sz);
+
+	if (setsockopt(kdp.fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)) < 0)
+		setsockopt(kdp.fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	if (getenv("L2TPV3D_NL_RCVBUF") != NULL) {	/* tests: provoke ENOBUFS */
+		sz = atoi(getenv("L2TPV3D_NL_RCVBUF"));
+		setsockopt(kdp.fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	}
+	getsockopt(kdp.fd, SOL_SOCKET, SO_RCVBUF, &sz, &len);
+	kdp.window_max = (unsigned)sz / NL_ACK_COST;
+	if (kdp.window_max > WINDOW_MAX)
+		kdp.window_max = WINDOW_MAX;
+	if (kdp.window_max < WINDOW_MIN)
+		kdp.window_max = WINDOW_MIN;
+	kdp.window = kdp.window_max;
+	/* small ACKs (no copy of the request), and the kernel's reason on errors */
+	setsockopt(kdp.fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
+	setsockopt(kdp.fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
+}
+
+static int nl_open(char *err, size_t errlen)
+{
+	struct mnl_socket *nl = mnl_socket_open2(NETLINK_GENERIC, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+	if (nl == NULL || mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
+		snprintf(err, errlen, "generic netlink socket: %s", strerror(errno));
+		if (nl != NULL)
+			mnl_socket_close(nl);
+		return -1;
+	}
+	/* keep the fd, drop the wrapper: the loop and sendmsg/recvmmsg use the fd */
+	kdp.fd = dup(mnl_socket_get_fd(nl));
+	kdp.portid = mnl_socket_get_portid(nl);
+	mnl_socket_close(nl);
+	if (kdp.fd < 0 || fcntl(kdp.fd, F_SETFL, O_NONBLOCK) < 0 ||
+	    fcntl(kdp.fd, F_SETFD, FD_CLOEXEC) < 0) {
+		snprintf(err, errlen, "generic netlink socket: %s", strerror(errno));
+		return -1;
+	}
+	nl_buffers();
+	return 0;
+}
+
+static void kernel_free_all(void)
+{
+	struct usl_hnode *n;
+	struct name_ctr *c;
+
+	while (!usl_list_empty(&kdp.queue))
+		kreq_unqueue(usl_list_first_entry(&kdp.queue, struct kreq, qlink));
+	while ((n = usl_hash_first(&kdp.inflight)) != NULL) {
+		usl_hash_remove(&kdp.inflight, n);
+		free(usl_hash_entry(n, struct kreq, by_seq));
+	}
+	while ((n = usl_hash_first(&kdp.tunnels)) != NULL) {
+		usl_hash_remove(&kdp.tunnels, n);
+		free(usl_hash_entry(n, struct ktunnel, by_id));
+	}
+	while ((c = kdp.names) != NULL) {
+		kdp.names = c->next;
+		free(c);
+	}
+	usl_hash_destroy(&kdp.inflight);
+	usl_hash_destroy(&kdp.tunnels);
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+static void kernel_close(void)
+{
+	usl_timer_cancel(&kdp.flush_timer);
+	if (kdp.ev != NULL)
+		usl_fd_del(kdp.ev);
+	kdp.ev = NULL;
+	kernel_free_all();
+	if (kdp.children)
+		child_shutdown();
+	kdp.children = false;
+	link_shutdown();
+	close_fd(&kdp.fd);
+	close_fd(&kdp.rec_fd);
+	close_fd(&kdp.lock_fd);	/* releases the lock */
+}
+
+static int kernel_setup(char *err, size_t errlen)
+{
+	if (usl_hash_init(&kdp.inflight, 1024, kreq_seq_eq) < 0 ||
+	    usl_hash_init(&kdp.tunnels, 1024, ktunnel_id_eq) < 0) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	usl_list_init(&kdp.queue);
+	usl_timer_init(&kdp.flush_timer, on_flush_timer);
+	if (nl_open(err, errlen) < 0 || family_resolve(err, errlen) < 0 ||
+	    rec_open(err, errlen) < 0 || stale_cleanup(err, errlen) < 0 ||
+	    link_init(err, errlen) < 0)
+		return -1;
+	if (child_init(l2tpd.loop) < 0) {
+		snprintf(err, errlen, "child registry: %s", strerror(errno));
+		return -1;
+	}
+	kdp.children = true;
+	kdp.ev = usl_fd_add(l2tpd.loop, kdp.fd, USL_READ, on_nl_readable, NULL);
+	if (kdp.ev == NULL) {
+		snprintf(err, errlen, "event registration failed");
+		return -1;
+	}
+	return 0;
+}
+
+static int kernel_init(char *err, size_t errlen)
+{
+	memset(&kdp, 0, sizeof(kdp));
+	kdp.fd = kdp.rec_fd = kdp.lock_fd = -1;
+	if (kernel_setup(err, errlen) < 0) {
+		kernel_close();
+		return -1;
+	}
+	log_info("kernel data plane: l2tp family %u, window %u requests, state file %s",
+		 kdp.family, kdp.window, kdp.rec_path);
+	return 0;
+}
+
+/*
+ * After the loop: every tunnel has been let go (deletes queued).  Send them,
+ * delete whatever recorded tunnel is still up, and wait for the answers; a
+ * tunnel not confirmed gone stays in the file for the next start.
+ */
+static void kernel_shutdown(void)
+{
+	struct usl_list walk;
+	struct usl_hnode *n;
+	unsigned left;
+
+	if (kdp.fd < 0)
+		return;
+	nl_sync(SYNC_MS);
+	usl_list_init(&walk);
+	for (n = usl_hash_first(&kdp.tunnels); n != NULL; n = usl_hash_next(&kdp.tunnels, n)) {
+		struct ktunnel *kt = usl_hash_entry(n, struct ktunnel, by_id);
+
+		if (kt->state == K_UP && kt->req == NULL)
+			usl_list_add_tail(&walk, &kt->link);
+	}
+	while (!usl_list_empty(&walk)) {
+		struct ktunnel *kt = usl_list_first_entry(&walk, struct ktunnel, link);
+
+		usl_list_del(&kt->link);
+		kt->t = NULL;
+		tunnel_send_delete(kt);
+	}
+	nl_sync(SYNC_MS);
+	rec_flush();
+	left = (unsigned)usl_hash_count(&kdp.tunnels);
+	if (left == 0)
+		unlink(kdp.rec_path);
+	else
+		log_warnx("kernel: %u tunnels not confirmed deleted; %s keeps them for the next start",
+			  left, kdp.rec_path);
+	kernel_close();
+}
+
+const struct dp_ops dp_kernel_ops = {
+	.name = "kernel",
+	.init = kernel_init,
+	.shutdown = kernel_shutdown,
+	.tunnel_create = kernel_tunnel_create,
+	.tunnel_delete = kernel_tunnel_delete,
+	.session_create = kernel_session_create,
+	.session_delete = kernel_session_delete,
+	.session_stats = kernel_session_stats,
+	.describe = kernel_describe,
+	.session_modify = kernel_session_modify,
+};
