@@ -281,5 +281,9 @@ void pppd_stop(pid_t pid);
 /* Switches to newc (taking ownership) and applies the difference to live objects. */
 void config_apply(struct l2tpd_config *newc, json_object *summary);
 void static_tunnels_start(void);
+void static_tunnels_stop(void);
+/* A static tunnel went down on its own: start it again after a backoff. */
+void static_tunnel_lost(const char *name);
+void static_tunnel_up(const char *name);
 
 #endif

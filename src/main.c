@@ -54,7 +54,15 @@ static void usage(FILE *f)
 		"      --ctl PATH        control socket path\n"
 		"  -n, --check           check the configuration file and exit\n"
 		"  -v, --verbose         with -n: print the normalised configuration\n"
-		"  -V, --version         print the version and exit\n", DEFAULT_CONFIG);
+		"  -V, --version         print the version and exit\n"
+		"      --list-settings   print every configuration setting and exit\n", DEFAULT_CONFIG);
+}
+
+/* Every "section.setting" the parser accepts (the man page test reads it). */
+static void list_settings(void)
+{
+	for (const char *const *k = config_known_settings; *k != NULL; k++)
+		printf("%s\n", *k);
 }
 
 static void parse_options(int argc, char **argv)
@@ -70,6 +78,7 @@ static void parse_options(int argc, char **argv)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
+		{ "list-settings", no_argument, NULL, 'L' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int ch;
@@ -87,6 +96,7 @@ static void parse_options(int argc, char **argv)
 		case 'v': opt.verbose = true; break;
 		case 'h': usage(stdout); exit(0);
 		case 'V': printf("l2tpv3d %s\n", PACKAGE_VERSION); exit(0);
+		case 'L': list_settings(); exit(0);
 		default: usage(stderr); exit(2);
 		}
 	}
@@ -339,6 +349,7 @@ int main(int argc, char **argv)
 		   l2tpd.dp->name);
 	if (usl_loop_run(l2tpd.loop) < 0)
 		log_warnx("event loop failed");
+	static_tunnels_stop();
 	tunnel_free_all();
 	hooks_shutdown();
 	ctl_shutdown();

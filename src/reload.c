@@ -15,6 +15,23 @@
 #include "l2tpv3d.h"
 #include "usl/log.h"
 
+/*
+ * Static tunnels are the operator's standing order: when one goes down for
+ * any reason but a delete, a reload or shutdown, it is started again after
+ * a backoff (5 s doubling to 5 min), for as long as the config lists it.
+ */
+#define STATIC_RETRY_FIRST_S	5
+#define STATIC_RETRY_MAX_S	300
+
+struct static_retry {
+	struct usl_list link;
+	struct usl_timer timer;
+	char *name;
+	unsigned attempts;
+};
+
+static struct usl_list retries = USL_LIST_INIT(retries);
+
 struct reload_counts {
 	unsigned kept, started, deleted, restarted, sess_started, sess_deleted;
 };
@@ -95,10 +112,84 @@ static void static_tunnel_start(const struct l2tpd_config *c, const struct stati
 			   err, sizeof(err));
 	if (t == NULL) {
 		log_warnx("static tunnel %s: %s", st->name, err);
+		static_tunnel_lost(st->name);
 		return;
 	}
 	for (unsigned i = 0; i < st->n_sessions; i++)
 		static_session_start(t, c, &st->sessions[i], NULL);
+}
+
+static struct static_retry *retry_find(const char *name)
+{
+	struct usl_list *pos;
+
+	/* one entry per static tunnel that is down: a handful, not per tunnel */
+	usl_list_foreach(pos, &retries) {
+		struct static_retry *r = usl_container_of(pos, struct static_retry, link);
+		if (strcmp(r->name, name) == 0)
+			return r;
+	}
+	return NULL;
+}
+
+static void retry_free(struct static_retry *r)
+{
+	usl_timer_cancel(&r->timer);
+	usl_list_del(&r->link);
+	free(r->name);
+	free(r);
+}
+
+static void retry_expired(struct usl_timer *t)
+{
+	struct static_retry *r = usl_container_of(t, struct static_retry, timer);
+	const struct static_tunnel *st = find_static(l2tpd.conf, r->name);
+
+	if (st == NULL || tunnel_find_name(r->name) != NULL) {
+		retry_free(r);
+		return;
+	}
+	log_info("static tunnel %s: starting again (attempt %u)", r->name, r->attempts + 1);
+	static_tunnel_start(l2tpd.conf, st);	/* on failure it re-arms us */
+}
+
+void static_tunnel_lost(const char *name)
+{
+	struct static_retry *r;
+	unsigned delay;
+
+	if (name == NULL || l2tpd.shutting_down || find_static(l2tpd.conf, name) == NULL)
+		return;
+	r = retry_find(name);
+	if (r == NULL) {
+		r = calloc(1, sizeof(*r));
+		if (r == NULL || (r->name = strdup(name)) == NULL) {
+			free(r);
+			return;
+		}
+		usl_timer_init(&r->timer, retry_expired);
+		usl_list_add_tail(&retries, &r->link);
+	}
+	delay = STATIC_RETRY_FIRST_S << (r->attempts < 6 ? r->attempts : 6);
+	if (delay > STATIC_RETRY_MAX_S)
+		delay = STATIC_RETRY_MAX_S;
+	r->attempts++;
+	log_info("static tunnel %s: down, retrying in %u s", name, delay);
+	usl_timer_arm(l2tpd.timers, &r->timer, usl_time_s(delay));
+}
+
+void static_tunnel_up(const char *name)
+{
+	struct static_retry *r = name ? retry_find(name) : NULL;
+
+	if (r != NULL)
+		retry_free(r);
+}
+
+void static_tunnels_stop(void)
+{
+	while (!usl_list_empty(&retries))
+		retry_free(usl_container_of(retries.next, struct static_retry, link));
 }
 
 void static_tunnels_start(void)

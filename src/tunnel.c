@@ -152,6 +152,8 @@ static void tunnel_announce_up(struct tunnel *t)
 		 sockaddr_ntop((struct sockaddr *)&t->remote), l2tp_cc_peer_ccid(t->cc),
 		 l2tp_cc_peer_host_name(t->cc));
 	tunnel_reply_waiters(t, CTL_OK, NULL, NULL);
+	if (t->origin == ORIGIN_CONFIG)
+		static_tunnel_up(t->name);
 	ctl_event("tunnel-up", t, NULL, NULL);
 	hooks_run("tunnel-up", t, NULL);
 }
@@ -484,6 +486,9 @@ static void tunnel_destroy(struct tunnel *t)
 	l2tpd.stats.retransmits += st.retransmits;	/* `stats` adds the live tunnels' */
 	tunnel_announce_down(t, l2tp_cc_close_reason(t->cc));
 	ctl_event("tunnel-deleted", t, NULL, l2tp_cc_close_reason(t->cc));
+	/* a static tunnel lost on its own comes back (its name is still indexed) */
+	if (t->origin == ORIGIN_CONFIG && t->name_indexed)
+		static_tunnel_lost(t->name);
 	tunnel_unindex(t);
 	transport_tunnel_close(t);
 	l2tp_cc_free(t->cc);	/* deferred by the engine while inside its callback */

@@ -23,7 +23,8 @@ INTEGRATION_TESTS = \
 	tests/integration/reload.sh \
 	tests/integration/scale.sh \
 	tests/integration/peer-death.sh \
-	tests/integration/loss.sh
+	tests/integration/loss.sh \
+	tests/integration/storm-smoke.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += tests/integration/lib.sh $(INTEGRATION_TESTS) scripts/lib.sh
 

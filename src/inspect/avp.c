@@ -304,12 +304,18 @@ static void known_avp(struct walk *w, const struct l2tp_avp_view *a, const struc
 		insp_rec_avp(w->r, f->key, t, json_once(w, a->type) ? "null" : NULL);
 		return;
 	}
+	if (w->rc == L2TP_DROP_DUPLICATE_AVP && !json_once(w, a->type)) {
+		/* the value in m is the first copy's: this one may differ */
+		insp_rec_avp(w->r, f->key, "(repeated)", NULL);
+		return;
+	}
 	f->fmt(w->m, t, j);
 	if (hidden) {
 		n = strlen(t);
 		snprintf(t + n, sizeof(t) - n, " (hidden)");
 	}
-	insp_rec_avp(w->r, f->key, t, json_once(w, a->type) ? j : NULL);
+	insp_rec_avp(w->r, f->key, t, json_once(w, a->type) || w->rc == L2TP_DROP_DUPLICATE_AVP ?
+		     j : NULL);
 }
 
 static void walk_one(const struct l2tp_avp_view *a, void *arg)

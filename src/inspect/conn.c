@@ -685,7 +685,8 @@ static bool set_nonces(struct l2tp_auth *a, const struct conn *c, int s, const s
 	return l2tp_auth_set_peer_nonce(a, &peer) == 0;
 }
 
-static void check_digest(struct conn *c, int s, struct insp_rec *r, const struct insp_pkt *pk,
+/* False when the digest fails: the daemon drops such a message unread (4.3). */
+static bool check_digest(struct conn *c, int s, struct insp_rec *r, const struct insp_pkt *pk,
 			 const struct l2tp_msg *m)
 {
 	struct l2tp_auth a;
@@ -697,12 +698,12 @@ static void check_digest(struct conn *c, int s, struct insp_rec *r, const struct
 					   "ZLB while authentication is on (6.15: send ACK with a "
 					   "Message Digest)" : "no Message Digest while authentication "
 					   "is on (4.3: nonce in SCCRQ/SCCRP)");
-		return;
+		return true;
 	}
 	l2tp_auth_init(&a);
 	if (c->auth && !opts->have_secret) {
 		insp_rec_note(r, "digest: not verified (no --secret)");
-		return;
+		return true;
 	}
 	if (c->auth)
 		add_keys(&a, opts->secret.p, opts->secret.len);
@@ -710,18 +711,20 @@ static void check_digest(struct conn *c, int s, struct insp_rec *r, const struct
 		add_keys(&a, NULL, 0);	/* 4.3: integrity check only, empty secret and nonces */
 	if ((a.n_keys == 0 && m->type != L2TP_MSG_SCCRQ) || (c->auth && !set_nonces(&a, c, s, m))) {
 		insp_rec_note(r, "digest: not verified (no nonce seen)");
-		return;
+		return true;
 	}
 	if (a.n_keys == 0)
 		add_keys(&a, opts->have_secret ? opts->secret.p : NULL,
 			 opts->have_secret ? opts->secret.len : 0);
 	rc = l2tp_auth_verify(&a, m, pk->l2tp, pk->len, pk->over_ip);
-	if (rc == L2TP_DROP_NONE)
+	if (rc == L2TP_DROP_NONE) {
 		insp_rec_note(r, "digest: verified");
-	else
-		insp_rec_violation(r, V_DIGEST_MISMATCH, "Message Digest does not verify%s",
-				   c->auth ? " with --secret and the nonces seen" :
-				   " as an integrity check (empty secret, 4.3)");
+		return true;
+	}
+	insp_rec_violation(r, V_DIGEST_MISMATCH, "Message Digest does not verify%s",
+			   c->auth ? " with --secret and the nonces seen" :
+			   " as an integrity check (empty secret, 4.3)");
+	return false;
 }
 
 /* ---- codec verdicts ---- */
@@ -822,8 +825,8 @@ static void track(struct conn *c, int s, struct insp_rec *r, const struct insp_p
 		remember_handshake(c, s, m);
 	if (m->type == L2TP_MSG_STOPCCN && l2tp_msg_has(m, L2TP_AVP_ASSIGNED_CCID))
 		side_set_ccid(&c->side[s], m->assigned_ccid);
-	if (usable)
-		check_digest(c, s, r, pk, m);
+	if (usable && !check_digest(c, s, r, pk, m))
+		usable = false;
 	if (m->ccid == 0 && m->type != L2TP_MSG_SCCRQ && c->side[!s].ccid_known &&
 	    c->side[!s].sent_sccrx)
 		insp_rec_violation(r, V_ZERO_CCID, "CCID 0, but the peer announced its Assigned "

@@ -164,8 +164,8 @@ static bool frag_seen(const struct insp_pkt *pk, uint32_t id)
 	unsigned i, n = n_frags < FRAG_RING ? n_frags : FRAG_RING;
 
 	for (i = 0; i < n; i++)
-		if (frags[i].id == id && addr_eq(&frags[i].src, &pk->src) &&
-		    addr_eq(&frags[i].dst, &pk->dst))
+		if (frags[i].id == id && insp_addr_same_host(&frags[i].src, &pk->src) &&
+		    insp_addr_same_host(&frags[i].dst, &pk->dst))
 			return true;
 	return false;
 }

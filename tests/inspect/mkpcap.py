@@ -160,11 +160,12 @@ class Capture:
         self.kind, self.fmt, self.nano, self.vlans = kind, fmt, nano, vlans
         self.frames = []
         self.t = 1700000000.0
+        self.us = 0		# microseconds since t, exact
 
     def add(self, ippkt, dt=0.01, snap=None, raw=None):
-        self.t += dt
+        self.us += int(round(dt * 1e6))
         data = raw if raw is not None else link(self.kind, ippkt, self.vlans)
-        self.frames.append((self.t, data, snap))
+        self.frames.append((self.us, data, snap))
         return len(self.frames)
 
     def write(self, path):
@@ -175,9 +176,9 @@ class Capture:
                 return
             f.write(struct.pack("<IHHiIII", 0xa1b23c4d if self.nano else 0xa1b2c3d4,
                                 2, 4, 0, 0, 65535, lt))
-            for t, data, snap in self.frames:
-                sec = int(t)
-                frac = round((t - sec) * (1e9 if self.nano else 1e6))
+            for us, data, snap in self.frames:
+                sec = int(self.t) + us // 1000000
+                frac = us % 1000000 * (1000 if self.nano else 1)
                 cap = data[:snap] if snap else data
                 f.write(struct.pack("<IIII", sec, frac, len(cap), len(data)) + cap)
 
@@ -188,8 +189,8 @@ class Capture:
             return struct.pack("<II", btype, n) + body + struct.pack("<I", n)
         out = block(0x0a0d0d0a, struct.pack("<IHHq", 0x1a2b3c4d, 1, 0, -1))
         out += block(1, struct.pack("<HHI", lt, 0, 65535))
-        for t, data, snap in self.frames:
-            us = int(round(t * 1e6))
+        for rel, data, snap in self.frames:
+            us = int(self.t) * 1000000 + rel
             out += block(6, struct.pack("<IIIII", 0, us >> 32, us & 0xffffffff,
                                         len(data), len(data)) + data)
         return out
@@ -318,11 +319,6 @@ class Conv:
             avps.append(avp(CCID, u32(frm.ccid)))
         return self.send(frm, STOPCCN, avps)
 
-    def data(self, frm, sid):
-        if self.over_ip:
-            return self.wire(frm, u32(sid) + b"\xaa" * 20)[0:0] or None
-        return self.wire(frm, u16(0x0003) + u16(0) + u32(sid) + b"\xaa" * 20)
-
 
 def data_frame(cv, frm, sid):
     """A data message: over IP the Session ID leads (no zero word)."""
@@ -344,7 +340,6 @@ def clean_conversation(cap, v6=False, over_ip=False, port=1701, extras=False, ex
     b = Peer(b_ip, port, 0x0b0b0b0b, "lns")
     cv = Conv(cap, a, b, over_ip=over_ip)
     cv.ext = ext
-    n = 0
     cv.sccrx(a, SCCRQ)
     b.port = 40001		# the responder answers from an ephemeral port (4.1.2.2)
     cv.sccrx(b, SCCRP)
@@ -413,10 +408,6 @@ def pair(n, **kw):
             Peer("10.0.%d.2" % n, 1701, 0x2000 + n, "b%d" % n, **kw))
 
 
-def hello_with(extra):
-    return [extra]
-
-
 def header_faults(cap, ex):
     a, b = pair(1)
     cv = Conv(cap, a, b)
@@ -466,10 +457,10 @@ def seq_faults(cap, ex):
     cv.ack(b)
     cv.send(a, HELLO)
     cv.ack(b)
-    ex(cv.icrq(a, 77, ) if False else cv.send(a, ICRQ, [avp(LSID, u32(77)), avp(RSID, u32(0)),
-                                                        avp(SERIAL, u32(1)), avp(PW_TYPE, u16(5)),
-                                                        avp(END_ID, b"x"), avp(CIRCUIT, u16(3))],
-                                         ns=a.ns - 1), "ns-reused")
+    # a new message under the Ns of the HELLO just sent
+    ex(cv.send(a, ICRQ, [avp(LSID, u32(77)), avp(RSID, u32(0)), avp(SERIAL, u32(1)),
+                         avp(PW_TYPE, u16(5)), avp(END_ID, b"x"), avp(CIRCUIT, u16(3))],
+               ns=a.ns - 1), "ns-reused")
     cv.ack(b)
     ex(cv.ack(b, nr=a.ns + 5), "nr-invalid")
     ex(cv.ack(b, nr=a.ns - 2), "nr-backwards")
@@ -559,7 +550,7 @@ def write_violations(out):
     for scenario in (header_faults, avp_faults, seq_faults, sccrq_backoff, state_faults,
                      auth_faults):
         scenario(cap, ex)
-        cap.t += 5
+        cap.us += 5000000
     # the capture goes on a while: an acknowledgement had all the time it needed
     cap.add(ip4("10.0.99.1", "10.0.99.2", 17, udp("10.0.99.1", "10.0.99.2", 5353, 53, b"\0" * 12)), 3)
     cap.write(os.path.join(out, "violations.pcap"))

@@ -10,12 +10,16 @@ PROFILE='tunnel_profiles = ( { name = "default"; hello_interval = 1; retransmit_
                                retransmit_cap = 0.4; max_retries = 3; } );
 peer_default = { accept = true; };'
 write_conf b $B_ADDR "$PROFILE"
-write_conf a $A_ADDR "$PROFILE"
+# A also has a static tunnel: it must come back by itself after the peer does
+write_conf a $A_ADDR "$PROFILE
+tunnels = ( { name = \"st\"; peer = \"$B_ADDR\"; } );"
 start b "$NSB" && start a "$NSA"
 log_test $? "both daemons start"
+wait_until 5 expect_count 1 count_tunnels b established
+log_test $? "static tunnel st up"
 
-for i in 1 2 3; do ctl a tunnel create peer $B_ADDR >/dev/null || break; done
-T=$(ctlj a tunnel list | jq -r '.tunnels[0].tunnel_id')
+for i in 1 2; do ctl a tunnel create peer $B_ADDR >/dev/null || break; done
+T=$(ctlj a tunnel list | jq -r '[.tunnels[] | select(.name == "")][0].tunnel_id')
 ctl a session create tunnel "$T" >/dev/null
 expect_count 3 count_tunnels b established && expect_count 1 count_sessions b established
 log_test $? "3 tunnels and a session up"
@@ -39,7 +43,10 @@ log_test $? "the session went with its tunnel"
 
 start b "$NSB"
 log_test $? "peer restarted"
-ctl a tunnel create peer $B_ADDR >/dev/null && expect_count 1 count_tunnels b established
+ctl a tunnel create peer $B_ADDR >/dev/null && expect_count 1 count_tunnels a established
 log_test $? "a new tunnel comes up with the restarted peer"
+wait_until 20 expect_count 2 count_tunnels b established &&
+	[ "$(ctlj a tunnel show name st | jq -r .state)" = established ]
+log_test $? "the static tunnel came back by itself (retry with backoff)"
 
 it_done

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# A short tunnel storm (500 tunnels, one session each) through
+# scripts/tunnel-storm: asserts that every tunnel and session comes up on
+# both sides and that the script writes its CSV, summary and plot.  How
+# fast is for the benchmark (doc/benchmarks.md), not for this test.
+. "$(dirname "$0")/lib.sh"
+[ "$(id -u)" = 0 ] || skip "needs root (network namespaces)"
+command -v python3 >/dev/null || skip "needs python3"
+[ -x "$D" ] || skip "daemon not built"
+OUT=$(mktemp -d /tmp/storm-smoke.XXXXXX)
+trap 'rm -rf "$OUT"' EXIT
+N=${STORM_SMOKE_TUNNELS:-500}
+
+"$top_srcdir/scripts/tunnel-storm" -n "$N" -s 1 --bindir "$top_builddir" --out "$OUT" > "$OUT/stdout" 2>&1
+rc=$?
+cat "$OUT/stdout"
+log_test $rc "tunnel-storm -n $N exits 0"
+grep -q "^$N tunnels, 1 sessions each" "$OUT/stdout"
+log_test $? "summary line printed"
+grep -q "established: LAC $N tunnels / $N sessions, LNS $N tunnels / $N sessions; failed requests 0" "$OUT/stdout"
+log_test $? "all $N tunnels and sessions established on both sides"
+[ "$(tail -n 1 "$OUT/samples.csv" | cut -d, -f2)" = "$N" ] && [ -s "$OUT/summary.txt" ]
+log_test $? "samples.csv ends with $N tunnels on the LNS"
+if command -v gnuplot >/dev/null; then
+	[ -s "$OUT/storm.png" ]
+	log_test $? "storm.png written"
+fi
+it_done
