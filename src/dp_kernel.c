@@ -342,8 +342,9 @@ static void nl_input(const void *buf, size_t len)
 {
 	const struct nlmsghdr *nlh = buf;
 	int rem = (int)len;
-	const char *ext;
+	const char *ext = NULL;
 	struct kreq *r;
+	int err;
 
 	for (; mnl_nlmsg_ok(nlh, rem); nlh = mnl_nlmsg_next(nlh, &rem)) {
 		r = kreq_find(nlh->nlmsg_seq);
@@ -354,7 +355,8 @@ static void nl_input(const void *buf, size_t len)
 		}
 		switch (nlh->nlmsg_type) {
 		case NLMSG_ERROR:
-			kreq_finish(r, nl_error(nlh, &ext), ext);
+			err = nl_error(nlh, &ext);	/* before ext is read */
+			kreq_finish(r, err, ext);
 			break;
 		case NLMSG_DONE:
 			kreq_finish(r, nl_done_error(nlh), NULL);
@@ -905,7 +907,7 @@ static int tunnel_sock_prepare(const struct tunnel *t)
 
 	if (t->encap != L2TP_ENCAP_UDP)
 		return 0;
-	if (t->remote.ss_family == AF_INET6) {
+	if (t->remote.sa.sa_family == AF_INET6) {
 		if (setsockopt(t->fd, IPPROTO_UDP, UDP_NO_CHECK6_TX, &zero, sizeof(zero)) < 0 ||
 		    setsockopt(t->fd, IPPROTO_UDP, UDP_NO_CHECK6_RX, &zero, sizeof(zero)) < 0)
 			return -errno;
@@ -969,6 +971,12 @@ static void kernel_tunnel_delete(struct tunnel *t)
 	/* else: sent; its answer decides (tunnel_create_done) */
 }
 
+/* The negotiated pseudowire type (a peer's ICRQ may ask for another than our profile's). */
+static uint16_t sess_pw(const struct session *s)
+{
+	return l2tp_sess_pw_type(s->sess);
+}
+
 /* ---- sessions: names and MTU ------------------------------------------------- */
 
 static struct name_ctr *name_counter(const char *pattern)
@@ -987,14 +995,6 @@ static struct name_ctr *name_counter(const char *pattern)
 	return c;
 }
 
-/* pattern with its "%d" replaced by n (no printf on an operator's string). */
-static void name_format(char *out, const char *pattern, unsigned n)
-{
-	const char *d = strstr(pattern, "%d");
-
-	snprintf(out, IFNAMSIZ, "%.*s%u%s", (int)(d - pattern), pattern, n, d + 2);
-}
-
 /*
  * The next free name for pattern: a counter per pattern, skipping names in
  * use, so we never depend on the kernel's own "%d" (limited to 32k names
@@ -1005,16 +1005,18 @@ static int ifname_pick(const char *pattern, char *out)
 	struct name_ctr *c;
 
 	if (strstr(pattern, "%d") == NULL) {
-		snprintf(out, IFNAMSIZ, "%s", pattern);
+		if (ifname_expand(pattern, 0, out, IFNAMSIZ) < 0)
+			return -ENAMETOOLONG;
 		return link_index(out) ? -EEXIST : 0;
 	}
 	c = name_counter(pattern);
 	if (c == NULL)
 		return -ENOMEM;
 	for (unsigned i = 0; i < IFNAME_NUMBERS; i++) {
-		name_format(out, pattern, c->n);
+		int rc = ifname_expand(pattern, c->n, out, IFNAMSIZ);
+
 		c->n = (c->n + 1) % IFNAME_NUMBERS;
-		if (link_index(out) == 0)
+		if (rc == 0 && link_index(out) == 0)
 			return 0;
 	}
 	return -ENOSPC;
@@ -1025,7 +1027,7 @@ static unsigned path_mtu(const struct tunnel *t)
 {
 	int mtu = 0;
 	socklen_t len = sizeof(mtu);
-	int rc = t->remote.ss_family == AF_INET6 ?
+	int rc = t->remote.sa.sa_family == AF_INET6 ?
 		 getsockopt(t->fd, IPPROTO_IPV6, IPV6_MTU, &mtu, &len) :
 		 getsockopt(t->fd, IPPROTO_IP, IP_MTU, &mtu, &len);
 
@@ -1040,7 +1042,7 @@ static unsigned path_mtu(const struct tunnel *t)
 static unsigned encap_overhead(const struct session *s)
 {
 	const struct tunnel *t = s->tunnel;
-	unsigned o = t->remote.ss_family == AF_INET6 ? 40 : 20;
+	unsigned o = t->remote.sa.sa_family == AF_INET6 ? 40 : 20;
 	uint8_t clen = 0;
 
 	if (t->encap == L2TP_ENCAP_UDP)
@@ -1058,8 +1060,8 @@ static unsigned session_mtu(const struct session *s)
 {
 	unsigned path = path_mtu(s->tunnel), o = encap_overhead(s);
 
-	if (s->prof.mtu)
-		return s->prof.mtu + (l2tp_sess_pw_type(s->sess) == L2TP_PW_ETH_VLAN ? VLAN_OVERHEAD : 0);
+	if (s->prof->mtu)
+		return s->prof->mtu + (l2tp_sess_pw_type(s->sess) == L2TP_PW_ETH_VLAN ? VLAN_OVERHEAD : 0);
 	return path > o + 68 ? path - o : 68;
 }
 
@@ -1169,7 +1171,7 @@ static int session_names(struct session *s, struct ksession *ks)
 		return rc;
 	if (sess_pw(s) == L2TP_PW_ETH_VLAN) {
 		if (snprintf(ks->ifname, sizeof(ks->ifname), "%s.%u", ks->kname,
-			     s->prof.vlan_id) >= (int)sizeof(ks->ifname))
+			     s->prof->vlan_id) >= (int)sizeof(ks->ifname))
 			return -ENAMETOOLONG;
 	} else {
 		snprintf(ks->ifname, sizeof(ks->ifname), "%s", ks->kname);
@@ -1180,17 +1182,11 @@ static int session_names(struct session *s, struct ksession *ks)
 /* The profile's pattern; the built-in default names Ethernet devices, so PPP gets its own. */
 static void session_pattern(const struct session *s, struct ksession *ks)
 {
-	const char *p = s->prof.ifname[0] ? s->prof.ifname : "l2tpeth%d";
+	const char *p = s->prof->ifname[0] ? s->prof->ifname : "l2tpeth%d";
 
 	if (ks->pw == L2TP_PW_PPP && strcmp(p, "l2tpeth%d") == 0)
 		p = "l2tpppp%d";
 	snprintf(ks->pattern, sizeof(ks->pattern), "%s", p);
-}
-
-/* The negotiated pseudowire type (a peer's ICRQ may ask for another than our profile's). */
-static uint16_t sess_pw(const struct session *s)
-{
-	return l2tp_sess_pw_type(s->sess);
 }
 
 static int session_check(const struct session *s, char *err, size_t errlen)
@@ -1205,10 +1201,10 @@ static int session_check(const struct session *s, char *err, size_t errlen)
 	case L2TP_PW_ETH:
 		return 0;
 	case L2TP_PW_ETH_VLAN:
-		if (s->prof.vlan_id != 0)
+		if (s->prof->vlan_id != 0)
 			return 0;
 		snprintf(err, errlen, "eth_vlan pseudowire but session profile '%s' has no vlan_id",
-			 s->prof.name);
+			 s->prof->name);
 		return -EINVAL;
 	case L2TP_PW_PPP:
 		if (access(pppd_path(), X_OK) == 0)
@@ -1302,15 +1298,15 @@ static int link_up_eth(struct session *s, struct ksession *ks, char *err, size_t
 	if (vlan) {
 		rc = link_configure(ks->kindex, &p, err, errlen);
 		if (rc == 0)
-			rc = link_vlan_add(ks->kindex, ks->ifname, s->prof.vlan_id, &ks->ifindex,
+			rc = link_vlan_add(ks->kindex, ks->ifname, s->prof->vlan_id, &ks->ifindex,
 					   err, errlen);
 		if (rc != 0)
 			return rc;
 		p.mtu -= VLAN_OVERHEAD;
 		ks->mtu = p.mtu;
 	}
-	p.bridge = s->prof.bridge;
-	p.address = s->prof.address;
+	p.bridge = s->prof->bridge;
+	p.address = s->prof->address;
 	return link_configure(ks->ifindex, &p, err, errlen);
 }
 

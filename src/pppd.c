@@ -51,7 +51,7 @@ static socklen_t pppol2tp_addr(const struct session *s, struct sockaddr_storage 
 	uint32_t peer_tid = l2tp_cc_peer_ccid(t->cc), peer_sid = l2tp_sess_remote_sid(s->sess);
 
 	memset(out, 0, sizeof(*out));
-	if (t->remote.ss_family == AF_INET6) {
+	if (t->remote.sa.sa_family == AF_INET6) {
 		struct sockaddr_pppol2tpv3in6 *a = (void *)out;
 
 		a->sa_family = AF_PPPOX;
@@ -139,7 +139,7 @@ static pid_t spawn_pppd(int fd, char **argv, char *err, size_t errlen)
 pid_t pppd_start(const struct session *s, const char *ifname, child_exit_fn on_exit,
 		 void *arg, char *err, size_t errlen)
 {
-	char *argv[PPPD_MAX_ARGS], opts[sizeof(s->prof.pppd_options)];
+	char *argv[PPPD_MAX_ARGS], opts[sizeof(s->prof->pppd_options)];
 	int argc = 0, fd, e;
 	pid_t pid;
 
@@ -154,7 +154,7 @@ pid_t pppd_start(const struct session *s, const char *ifname, child_exit_fn on_e
 	argv[argc++] = "nodetach";	/* stays our child: its exit ends the session */
 	argv[argc++] = "ifname";
 	argv[argc++] = (char *)ifname;
-	snprintf(opts, sizeof(opts), "%s", s->prof.pppd_options);
+	snprintf(opts, sizeof(opts), "%s", s->prof->pppd_options);
 	if (split_options(opts, argv, argc) < 0) {
 		snprintf(err, errlen, "too many pppd_options");
 		close(fd);

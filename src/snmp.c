@@ -64,7 +64,7 @@ static const char l2tpd_version[] = PACKAGE_VERSION;
 #define SNMP_TIMEOUT_US		500000	/* one AgentX exchange, once connected */
 #define SNMP_MAX_FDS		8	/* AgentX socket, callback pipes: a handful */
 #define IDX_MAX			24	/* longest row index: type, len, 20 bytes, id */
-#define OID_MAX			48
+#define OID_MAX			MAX_OID_LEN	/* 128: any request OID fits */
 
 /* L2TPV3D-MIB: enterprises.99999 is a placeholder until a PEN is assigned. */
 #define MIB_OID			1, 3, 6, 1, 4, 1, 99999
@@ -734,16 +734,31 @@ static int region_get(const struct region *r, const oid *name, size_t len, struc
 	return 0;
 }
 
+/*
+ * The request's OID with every sub-identifier cut to 32 bits: net-snmp's
+ * AgentX decoding sign-extends sub-identifiers above 2^31 into its 64-bit
+ * oid type, which would sort them after every row.  0 when too long.
+ */
+static size_t request_oid(const netsnmp_variable_list *vb, oid *out)
+{
+	if (vb->name_length > OID_MAX)
+		return 0;
+	for (size_t i = 0; i < vb->name_length; i++)
+		out[i] = vb->name[i] & 0xffffffffu;
+	return vb->name_length;
+}
+
 static void answer_get(netsnmp_agent_request_info *ri, netsnmp_request_info *req)
 {
-	netsnmp_variable_list *vb = req->requestvb;
 	int err = SNMP_NOSUCHOBJECT;
 	struct val v = { 0 };
+	oid name[OID_MAX];
+	size_t len = request_oid(req->requestvb, name);
 
 	for (size_t i = 0; i < sizeof(regions) / sizeof(regions[0]) && err == SNMP_NOSUCHOBJECT; i++)
-		err = region_get(&regions[i], vb->name, vb->name_length, &v);
+		err = region_get(&regions[i], name, len, &v);
 	if (err == 0)
-		vb_set(vb, &v);
+		vb_set(req->requestvb, &v);
 	else
 		netsnmp_set_request_error(ri, req, err);
 }
@@ -751,17 +766,16 @@ static void answer_get(netsnmp_agent_request_info *ri, netsnmp_request_info *req
 /* Nothing after it in our subtree: leave the varbind alone, net-snmp moves on. */
 static void answer_getnext(netsnmp_request_info *req)
 {
-	netsnmp_variable_list *vb = req->requestvb;
-	oid out[OID_MAX];
+	oid name[OID_MAX], out[OID_MAX];
+	size_t len = request_oid(req->requestvb, name), n = 0;
 	struct val v = { 0 };
-	size_t n = 0;
 
 	for (size_t i = 0; i < sizeof(regions) / sizeof(regions[0]) && n == 0; i++)
-		n = region_next(&regions[i], vb->name, vb->name_length, req->inclusive, out, &v);
+		n = region_next(&regions[i], name, len, req->inclusive, out, &v);
 	if (n == 0)
 		return;
-	snmp_set_var_objid(vb, out, n);
-	vb_set(vb, &v);
+	snmp_set_var_objid(req->requestvb, out, n);
+	vb_set(req->requestvb, &v);
 }
 
 static int mib_handler(netsnmp_mib_handler *handler, netsnmp_handler_registration *reg,
@@ -1007,6 +1021,25 @@ static int agent_register(void)
 	return 0;
 }
 
+/*
+ * init_snmp() parses the default MIB modules; a subagent needs none, and
+ * on hosts without the IETF MIB files every missing one is a log line.
+ * An empty MIBS for the duration of the call loads nothing.
+ */
+static void init_snmp_without_mibs(void)
+{
+	const char *env = getenv("MIBS");
+	char *saved = env ? strdup(env) : NULL;
+
+	setenv("MIBS", "", 1);
+	init_snmp(SNMP_APP);	/* opens the AgentX session, or schedules retries */
+	if (saved != NULL)
+		setenv("MIBS", saved, 1);
+	else
+		unsetenv("MIBS");
+	free(saved);
+}
+
 int snmpagent_init(const struct l2tpd_config *c)
 {
 	if (!c->snmp.enabled || agent.on)
@@ -1022,7 +1055,7 @@ int snmpagent_init(const struct l2tpd_config *c)
 	}
 	netsnmp_large_fd_set_init(&agent.fds, FD_SETSIZE);
 	usl_timer_init(&agent.timer, agent_on_timer);
-	init_snmp(SNMP_APP);	/* opens the AgentX session, or schedules retries */
+	init_snmp_without_mibs();
 	agent_sync();
 	if (!agent.connected)
 		log_info("snmp: AgentX master %s not reachable yet; retrying every %d s",

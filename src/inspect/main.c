@@ -93,7 +93,12 @@ static pcap_t *open_capture(const char *file)
 	/* nanoseconds when the file has them; microsecond files are scaled */
 	p = pcap_open_offline_with_tstamp_precision(file, PCAP_TSTAMP_PRECISION_NANO, err);
 	if (p == NULL) {
-		fprintf(stderr, "l2tpv3-inspect: %s: %s\n", strcmp(file, "-") ? file : "stdin", err);
+		/* libpcap names the file itself in some messages */
+		if (strncmp(err, file, strlen(file)) == 0)
+			fprintf(stderr, "l2tpv3-inspect: %s\n", err);
+		else
+			fprintf(stderr, "l2tpv3-inspect: %s: %s\n",
+				strcmp(file, "-") ? file : "stdin", err);
 		return NULL;
 	}
 	dlt = pcap_datalink(p);

@@ -1,0 +1,76 @@
+# tests/inspect/lib.sh - shared by the l2tpv3-inspect tests.  Source it
+# after tests/integration/lib.sh when the test runs daemons.
+#
+# The harness exports top_srcdir and top_builddir; run by hand, the tests
+# guess both from their own path (pass top_builddir for an out-of-tree build).
+
+top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+top_builddir=${top_builddir:-$top_srcdir}
+INSPECT=$top_builddir/src/inspect/l2tpv3-inspect
+FIXTURES=$top_srcdir/../shared/fixtures/pcap
+MKPCAP=$top_srcdir/tests/inspect/mkpcap.py
+
+command -v log_test >/dev/null 2>&1 || . "$top_srcdir/scripts/lib.sh"
+command -v skip >/dev/null 2>&1 || skip() { echo "SKIP: $*"; exit 77; }
+
+need_inspect() {
+	[ -x "$INSPECT" ] || skip "l2tpv3-inspect not built ($INSPECT)"
+}
+
+need_cmd() {	# need_cmd CMD [WHY]
+	command -v "$1" >/dev/null 2>&1 || skip "needs $1${2:+ ($2)}"
+}
+
+# A private scratch directory, removed on exit (tests with daemons have $W).
+scratch() {
+	T=$(mktemp -d /tmp/l2tpv3-inspect-test.XXXXXX)
+	trap 'rm -rf "$T"' EXIT
+}
+
+# jq_count FILE FILTER: how many JSON lines of FILE the filter selects.
+jq_count() {
+	jq -s "[.[] | $2] | length" "$1"
+}
+
+# jq_check FILE FILTER: true when the filter gives at least one value over
+# the JSON lines of FILE and every value is true (select() what to check).
+jq_check() {
+	jq -s -e "[.[] | $2] | length > 0 and all" "$1" >/dev/null
+}
+
+# The summary object of a -j run.
+summary() {
+	jq -c 'select(.summary) | .summary' "$1"
+}
+
+# start_capture NS IF FILE: capture on IF inside NS until stop_capture.
+# tcpdump if present, else dumpcap or tshark (both come with Wireshark).
+start_capture() {
+	local ns=$1 ifc=$2 file=$3
+	if command -v tcpdump >/dev/null; then
+		ip netns exec "$ns" tcpdump -i "$ifc" -s 0 -U -w "$file" 2>"$file.log" &
+	elif command -v dumpcap >/dev/null; then
+		ip netns exec "$ns" dumpcap -i "$ifc" -q -w "$file" 2>"$file.log" &
+	else
+		ip netns exec "$ns" tshark -i "$ifc" -q -w "$file" 2>"$file.log" &
+	fi
+	CAPTURE_PID=$!
+	wait_until 10 grep -q "listening on\|Capturing on" "$file.log"
+}
+
+# stop_capture: SIGINT lets the capturer flush and close the file.
+stop_capture() {
+	kill -INT "$CAPTURE_PID" 2>/dev/null
+	wait "$CAPTURE_PID" 2>/dev/null
+	CAPTURE_PID=
+}
+
+need_capturer() {
+	command -v tcpdump >/dev/null || command -v dumpcap >/dev/null ||
+		command -v tshark >/dev/null || skip "needs tcpdump, dumpcap or tshark to capture"
+}
+
+inspect_done() {
+	echo "$TESTS_OK passed, $TESTS_FAIL failed"
+	[ "$TESTS_FAIL" = 0 ]
+}
