@@ -44,6 +44,13 @@ struct dp_ops {
 	 * 0, or a negative errno.  NULL: nothing to do.
 	 */
 	int (*session_modify)(struct session *s);
+	/*
+	 * Pseudowire types (enum l2tp_pw_type) this data plane can carry now,
+	 * for the Pseudowire Capabilities List a tunnel advertises (and the
+	 * ICRQs it accepts); returns the count, at most max.  NULL: the
+	 * engine's default (Ethernet, Ethernet VLAN).
+	 */
+	unsigned (*pw_types)(uint16_t *types, unsigned max);
 };
 
 extern const struct dp_ops dp_null_ops;

@@ -15,7 +15,7 @@
  * how many is bounded by a window sized from the receive buffer, so the
  * answers fit in it.  If they do not (ENOBUFS), the window halves and every
  * unanswered request is settled again: GETs, MODIFYs and DELETEs are sent
- * again (a repeated DELETE answers ENOENT, which counts as done); a CREATE
+ * again (a repeated DELETE answers ENODEV, which counts as done); a CREATE
  * is checked with a GET of its object.
  *
  * Objects.  struct ktunnel / struct ksession are this file's state behind
@@ -54,8 +54,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <event2/event.h>
 #include <libmnl/libmnl.h>
 #include <linux/genetlink.h>
+#include <linux/if_pppox.h>
 #include <linux/l2tp.h>
 #include <linux/netlink.h>
 
@@ -90,6 +92,7 @@ typedef void (*kreq_data_fn)(struct kreq *r, const struct nlmsghdr *nlh);
 struct kreq {
 	struct usl_hnode by_seq;	/* kdp.inflight, once sent */
 	struct usl_list qlink;		/* kdp.queue, until sent */
+	struct usl_list tlink;		/* ktunnel.sess_dels, while queued */
 	bool queued;
 	bool found;			/* a probe (or GET) saw its object */
 	uint32_t seq;
@@ -104,6 +107,7 @@ struct ktunnel {
 	struct usl_list link;		/* start-up and shut-down walks */
 	struct tunnel *t;		/* NULL once the engine let go */
 	struct kreq *req;		/* create or delete unanswered */
+	struct usl_list sess_dels;	/* its sessions' SESSION_DELETEs not sent yet */
 	uint32_t id;
 	enum kstate state;
 	bool present;			/* start-up dump saw it */
@@ -142,7 +146,9 @@ static struct {
 	struct usl_hash inflight;	/* struct kreq by seq */
 	unsigned n_inflight, window, window_max;
 	struct usl_list queue;		/* struct kreq, unsent */
-	struct usl_timer flush_timer;
+	struct event *flush_ev;		/* runs nl_flush() once this loop turn is done */
+	bool flush_pending;
+	struct usl_timer retry_timer;	/* after a failed send */
 	struct usl_hash tunnels;	/* struct ktunnel by id */
 	struct name_ctr *names;
 	uint64_t resyncs;
@@ -204,10 +210,28 @@ static struct nlmsghdr *l2tp_msg(uint8_t cmd, uint16_t flags)
 	return nlh;
 }
 
+/*
+ * The requests of one loop turn leave together: an activated libevent event
+ * runs after the callbacks already due in this turn (a usl timer would wait
+ * for the loop's 10 ms timer grid).
+ */
 static void flush_soon(void)
 {
-	if (!usl_timer_armed(&kdp.flush_timer))
-		usl_timer_arm(l2tpd.timers, &kdp.flush_timer, usl_time_ms(0));
+	if (kdp.flush_pending || kdp.flush_ev == NULL)
+		return;
+	kdp.flush_pending = true;
+	event_active(kdp.flush_ev, EV_TIMEOUT, 0);
+}
+
+/* The rest of a big queue: after the loop has polled the sockets again. */
+static void flush_next_turn(void)
+{
+	static const struct timeval zero = { 0, 0 };
+
+	if (kdp.flush_pending || kdp.flush_ev == NULL)
+		return;
+	kdp.flush_pending = true;
+	event_add(kdp.flush_ev, &zero);
 }
 
 static void kreq_queue(struct kreq *r)
@@ -230,6 +254,7 @@ static struct kreq *kreq_submit(const struct nlmsghdr *nlh, void *obj, kreq_done
 	if (r == NULL)
 		return NULL;
 	memset(r, 0, sizeof(*r));
+	usl_list_init(&r->tlink);
 	memcpy(r->msg, nlh, nlh->nlmsg_len);
 	r->obj = obj;
 	r->done = done;
@@ -242,6 +267,7 @@ static struct kreq *kreq_submit(const struct nlmsghdr *nlh, void *obj, kreq_done
 static void kreq_unqueue(struct kreq *r)
 {
 	usl_list_del(&r->qlink);
+	usl_list_del(&r->tlink);
 	free(r);
 }
 
@@ -284,22 +310,32 @@ static void nl_flush(void)
 		return;
 	if (send(kdp.fd, txbuf, off, 0) < 0) {
 		log_warnx_rl(&nl_rl, now(), "netlink send: %s (retrying)", strerror(errno));
-		usl_timer_arm(l2tpd.timers, &kdp.flush_timer, usl_time_ms(10));
+		usl_timer_arm(l2tpd.timers, &kdp.retry_timer, usl_time_ms(10));
 		return;
 	}
 	while (n-- > 0) {
 		struct kreq *r = usl_list_first_entry(&kdp.queue, struct kreq, qlink);
 
 		usl_list_del(&r->qlink);
+		usl_list_del(&r->tlink);
 		r->queued = false;
 		usl_hash_insert(&kdp.inflight, &r->by_seq, usl_hash_u32(r->seq));
 		kdp.n_inflight++;
 	}
 	if (!usl_list_empty(&kdp.queue) && kdp.n_inflight < kdp.window)
-		flush_soon();
+		flush_next_turn();
 }
 
-static void on_flush_timer(struct usl_timer *tm)
+static void on_flush_event(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)arg;
+	kdp.flush_pending = false;
+	nl_flush();
+}
+
+static void on_retry_timer(struct usl_timer *tm)
 {
 	(void)tm;
 	nl_flush();
@@ -449,7 +485,7 @@ static void kreq_recover(struct kreq *r)
 		return;
 	}
 	r->found = false;
-	kreq_queue(r);	/* idempotent: GET, dump, MODIFY, DELETE (ENOENT = done) */
+	kreq_queue(r);	/* idempotent: GET, dump, MODIFY, DELETE (ENODEV = done) */
 }
 
 /*
@@ -686,6 +722,7 @@ static void rec_load(void)
 				break;
 			kt->id = id;
 			kt->state = K_STALE;
+			usl_list_init(&kt->sess_dels);
 			usl_hash_insert(&kdp.tunnels, &kt->by_id, usl_hash_u32(id));
 		}
 	}
@@ -840,6 +877,12 @@ static int stale_cleanup(char *err, size_t errlen)
 
 /* ---- tunnels --------------------------------------------------------------- */
 
+/* The kernel says "no such object" with ENODEV (l2tp_netlink.c), some paths ENOENT. */
+static bool gone(int err)
+{
+	return err == -ENODEV || err == -ENOENT;
+}
+
 static void log_kernel_error(const char *what, uint32_t id, const char *cmd, int err,
 			     const char *ext)
 {
@@ -852,8 +895,8 @@ static void tunnel_delete_done(struct kreq *r, int err, const char *ext)
 	struct ktunnel *kt = r->obj;
 
 	kt->req = NULL;
-	/* ENOENT: closing our socket already took it (l2tp.rst, "Tunnel Sockets") */
-	if (err != 0 && err != -ENOENT)
+	/* gone already: closing our socket took it (l2tp.rst, "Tunnel Sockets") */
+	if (err != 0 && !gone(err))
 		log_kernel_error("tunnel", kt->id, "TUNNEL_DELETE", err, ext);
 	record_del(kt);
 }
@@ -943,6 +986,7 @@ static int kernel_tunnel_create(struct tunnel *t)
 	kt->t = t;
 	kt->id = t->id;
 	kt->state = K_CREATING;
+	usl_list_init(&kt->sess_dels);
 	kt->req = kreq_submit(tunnel_create_msg(t), kt, tunnel_create_done, NULL);
 	if (kt->req == NULL) {
 		free(kt);
@@ -953,6 +997,24 @@ static int kernel_tunnel_create(struct tunnel *t)
 	return 0;
 }
 
+/*
+ * The engine deletes a tunnel's sessions just before the tunnel; the
+ * TUNNEL_DELETE takes them all in the kernel's work queue, so session
+ * deletes still queued are settled here unsent instead of unregistering
+ * each interface inside our sendmsg.
+ */
+static void drop_session_deletes(struct ktunnel *kt)
+{
+	while (!usl_list_empty(&kt->sess_dels)) {
+		struct kreq *r = usl_list_first_entry(&kt->sess_dels, struct kreq, tlink);
+
+		usl_list_del(&r->qlink);
+		usl_list_del(&r->tlink);
+		r->done(r, 0, NULL);
+		free(r);
+	}
+}
+
 static void kernel_tunnel_delete(struct tunnel *t)
 {
 	struct ktunnel *kt = t->dp_priv;
@@ -961,6 +1023,7 @@ static void kernel_tunnel_delete(struct tunnel *t)
 	if (kt == NULL)
 		return;
 	kt->t = NULL;
+	drop_session_deletes(kt);
 	if (kt->state != K_CREATING)
 		tunnel_send_delete(kt);
 	else if (kt->req != NULL && kt->req->queued) {
@@ -1095,22 +1158,25 @@ static void session_delete_done(struct kreq *r, int err, const char *ext)
 {
 	struct ksession *ks = r->obj;
 
-	if (err != 0 && err != -ENOENT)
+	if (err != 0 && !gone(err))	/* its tunnel went first */
 		log_kernel_error("session", ks->sid, "SESSION_DELETE", err, ext);
 	ks_put(ks);
 }
 
-static void session_send_delete(struct ksession *ks)
+static struct kreq *session_send_delete(struct ksession *ks)
 {
 	struct nlmsghdr *nlh = l2tp_msg(L2TP_CMD_SESSION_DELETE, NLM_F_ACK);
+	struct kreq *r;
 
 	mnl_attr_put_u32(nlh, L2TP_ATTR_CONN_ID, ks->tid);
 	mnl_attr_put_u32(nlh, L2TP_ATTR_SESSION_ID, ks->sid);
 	ks->state = K_DELETING;
-	if (kreq_submit(nlh, ks, session_delete_done, NULL) != NULL)
+	r = kreq_submit(nlh, ks, session_delete_done, NULL);
+	if (r != NULL)
 		ks->refs++;
 	else	/* the tunnel's delete takes it anyway */
 		log_warnx("session %u: kernel session delete: out of memory", ks->sid);
+	return r;
 }
 
 static void cookie_attr(struct nlmsghdr *nlh, uint16_t type, const uint8_t *c, uint8_t len)
@@ -1139,10 +1205,17 @@ static struct nlmsghdr *session_create_msg(const struct session *s, const struct
 			 ks->pw == L2TP_PW_PPP ? L2TP_PWTYPE_PPP : L2TP_PWTYPE_ETH);
 	mnl_attr_put_u8(nlh, L2TP_ATTR_L2SPEC_TYPE, l2tp_sess_peer_l2ss(s->sess) ?
 			L2TP_L2SPECTYPE_DEFAULT : L2TP_L2SPECTYPE_NONE);
-	c = l2tp_sess_cookie(s->sess, &len);
-	cookie_attr(nlh, L2TP_ATTR_COOKIE, c, len);		/* checked on receive */
+	/*
+	 * The kernel puts COOKIE on what it sends and expects PEER_COOKIE on
+	 * what it receives (l2tp_build_l2tpv3_header / l2tp_recv_common; the
+	 * iproute2 man page says the same).  In RFC 3931 terms that is the
+	 * reverse of the AVPs' owners: the peer's Assigned Cookie is what we
+	 * send, ours is what we expect.
+	 */
 	c = l2tp_sess_peer_cookie(s->sess, &len);
-	cookie_attr(nlh, L2TP_ATTR_PEER_COOKIE, c, len);	/* put on transmit */
+	cookie_attr(nlh, L2TP_ATTR_COOKIE, c, len);
+	c = l2tp_sess_cookie(s->sess, &len);
+	cookie_attr(nlh, L2TP_ATTR_PEER_COOKIE, c, len);
 	/* Data Sequencing AVP: the sender requires sequencing on what it receives */
 	mnl_attr_put_u8(nlh, L2TP_ATTR_RECV_SEQ, l2tp_sess_data_seq(s->sess) != 0);
 	mnl_attr_put_u8(nlh, L2TP_ATTR_SEND_SEQ, l2tp_sess_peer_data_seq(s->sess) != 0);
@@ -1367,7 +1440,12 @@ static void kernel_session_delete(struct session *s)
 		pppd_stop(ks->pppd);
 	ks->pppd = 0;
 	if (ks->state != K_CREATING) {
-		session_send_delete(ks);
+		struct kreq *r = session_send_delete(ks);
+		struct ktunnel *kt = s->tunnel->dp_priv;
+
+		/* a tunnel delete in this turn makes it redundant: see kernel_tunnel_delete */
+		if (r != NULL && kt != NULL && kt->state == K_UP)
+			usl_list_add_tail(&kt->sess_dels, &r->tlink);
 	} else if (ks->req != NULL && ks->req->queued) {
 		kreq_unqueue(ks->req);	/* never sent: nothing in the kernel */
 		ks->req = NULL;
@@ -1415,7 +1493,7 @@ static void stats_done(struct kreq *r, int err, const char *ext)
 
 	(void)ext;
 	ks->stats_pending = false;
-	if (err != 0 && err != -ENOENT)
+	if (err != 0 && !gone(err))
 		log_debug("session %u: kernel SESSION_GET: %s", ks->sid, strerror(-err));
 	ks_put(ks);
 }
@@ -1462,7 +1540,7 @@ static void modify_done(struct kreq *r, int err, const char *ext)
 {
 	struct ksession *ks = r->obj;
 
-	if (err != 0 && err != -ENOENT)
+	if (err != 0 && !gone(err))
 		log_kernel_error("session", ks->sid, "SESSION_MODIFY", err, ext);
 	ks_put(ks);
 }
@@ -1486,6 +1564,45 @@ static int kernel_session_modify(struct session *s)
 	if (ks->pw != L2TP_PW_PPP && ks->ifindex)
 		return link_set_up(ks->ifindex, l2tp_sess_peer_active(s->sess));
 	return 0;
+}
+
+/*
+ * Ethernet and Ethernet VLAN (an ETH session plus a VLAN device: the kernel
+ * has no ETH_VLAN ops), and PPP when this host can run it: the kernel's
+ * PPPoL2TP sockets and a pppd to drive them.
+ */
+static bool ppp_possible(void)
+{
+	static usl_time checked;
+	static bool ok, known;
+	int fd;
+
+	/* asked per tunnel: look again every 10 s, not 10,000 times in a storm */
+	if (known && usl_time_to_ms(usl_time_sub(now(), checked)) < 10000)
+		return ok;
+	known = true;
+	checked = now();
+	ok = false;
+	if (access(pppd_path(), X_OK) == 0) {
+		fd = socket(AF_PPPOX, SOCK_DGRAM | SOCK_CLOEXEC, PX_PROTO_OL2TP);
+		ok = fd >= 0;
+		if (fd >= 0)
+			close(fd);
+	}
+	return ok;
+}
+
+static unsigned kernel_pw_types(uint16_t *types, unsigned max)
+{
+	unsigned n = 0;
+
+	if (n < max)
+		types[n++] = L2TP_PW_ETH;
+	if (n < max)
+		types[n++] = L2TP_PW_ETH_VLAN;
+	if (n < max && ppp_possible())
+		types[n++] = L2TP_PW_PPP;
+	return n;
 }
 
 static const char *state_name(enum kstate st)
@@ -1645,7 +1762,10 @@ static void close_fd(int *fd)
 
 static void kernel_close(void)
 {
-	usl_timer_cancel(&kdp.flush_timer);
+	usl_timer_cancel(&kdp.retry_timer);
+	if (kdp.flush_ev != NULL)
+		event_free(kdp.flush_ev);
+	kdp.flush_ev = NULL;
 	if (kdp.ev != NULL)
 		usl_fd_del(kdp.ev);
 	kdp.ev = NULL;
@@ -1667,7 +1787,12 @@ static int kernel_setup(char *err, size_t errlen)
 		return -1;
 	}
 	usl_list_init(&kdp.queue);
-	usl_timer_init(&kdp.flush_timer, on_flush_timer);
+	usl_timer_init(&kdp.retry_timer, on_retry_timer);
+	kdp.flush_ev = event_new(usl_loop_base(l2tpd.loop), -1, 0, on_flush_event, NULL);
+	if (kdp.flush_ev == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
 	if (nl_open(err, errlen) < 0 || family_resolve(err, errlen) < 0 ||
 	    rec_open(err, errlen) < 0 || stale_cleanup(err, errlen) < 0 ||
 	    link_init(err, errlen) < 0)
@@ -1748,4 +1873,5 @@ const struct dp_ops dp_kernel_ops = {
 	.session_stats = kernel_session_stats,
 	.describe = kernel_describe,
 	.session_modify = kernel_session_modify,
+	.pw_types = kernel_pw_types,
 };

@@ -68,9 +68,24 @@ void link_shutdown(void)
 	rt = NULL;
 }
 
+/*
+ * Not if_nametoindex(): its SIOCGIFINDEX on a name that does not exist makes
+ * the kernel try to load a module "netdev-NAME" (dev_load), a modprobe per
+ * probe - 0.3 s each under emulation, and we probe free names.  RTM_GETLINK
+ * by name never loads anything.
+ */
 unsigned link_index(const char *name)
 {
-	return if_nametoindex(name);
+	struct rtnl_link *l = NULL;
+	unsigned idx = 0;
+
+	if (rt == NULL)
+		return if_nametoindex(name);
+	if (rtnl_link_get_kernel(rt, 0, name, &l) == 0) {
+		idx = (unsigned)rtnl_link_get_ifindex(l);
+		rtnl_link_put(l);
+	}
+	return idx;
 }
 
 /* MTU, master and IFF_UP in one RTM_NEWLINK: one round trip per session. */
@@ -83,7 +98,7 @@ static int link_change(unsigned ifindex, const struct link_params *p, char *err,
 	if (orig == NULL || chg == NULL)
 		goto out;
 	if (p->bridge != NULL && p->bridge[0]) {
-		master = if_nametoindex(p->bridge);
+		master = link_index(p->bridge);
 		if (master == 0) {
 			snprintf(err, errlen, "bridge %s: no such interface", p->bridge);
 			rc = -ENODEV;
@@ -163,7 +178,7 @@ int link_vlan_add(unsigned lower, const char *name, uint16_t vid, unsigned *ifin
 		snprintf(err, errlen, "vlan %s (id %u): %s", name, vid, nl_geterror(rc));
 		return nle_errno(rc);
 	}
-	*ifindex = if_nametoindex(name);
+	*ifindex = link_index(name);
 	return *ifindex ? 0 : -ENODEV;
 }
 

@@ -11,6 +11,7 @@ DAEMON_COMMON_SOURCES = \
 
 include src/config.mk
 include src/hooks.mk
+include src/dp_kernel.mk
 include src/cli/cli.mk
 
 sbin_PROGRAMS += src/l2tpv3d
@@ -20,3 +21,7 @@ src_l2tpv3d_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(JSONC_CFLAGS) $(LIBCONFIG
 src_l2tpv3d_LDADD = $(PROTO_LIBS) $(JSONC_LIBS) $(LIBCONFIG_LIBS) $(LIBMNL_LIBS) $(LIBNL_LIBS)
 
 EXTRA_DIST += doc/ctl-protocol.md
+
+if WITH_SNMP
+include src/snmp.mk
+endif

@@ -341,6 +341,7 @@ int main(int argc, char **argv)
 	identity_init(c);
 	dataplane_init(c);
 	modules_init(c);
+	snmpagent_init(c);
 	static_tunnels_start();
 	log_info("started: version %s, event loop %s, data plane %s, router id %s, control %s",
 		 PACKAGE_VERSION, usl_loop_backend(l2tpd.loop), l2tpd.dp->name,
@@ -351,6 +352,7 @@ int main(int argc, char **argv)
 		log_warnx("event loop failed");
 	static_tunnels_stop();
 	tunnel_free_all();
+	snmpagent_shutdown();
 	hooks_shutdown();
 	ctl_shutdown();
 	transport_shutdown();

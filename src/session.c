@@ -79,6 +79,7 @@ static struct session *session_new(struct tunnel *t, uint32_t id, const struct s
 	usl_list_init(&s->waiters);
 	s->created = usl_timerset_now(l2tpd.timers);
 	usl_hash_insert(&l2tpd.sessions, &s->by_id, usl_hash_u32(id));
+	snmpagent_session_added(s);
 	if (name != NULL && name[0]) {
 		s->name = strdup(name);
 		if (s->name != NULL) {
@@ -96,6 +97,7 @@ static struct session *session_new(struct tunnel *t, uint32_t id, const struct s
 static void session_unindex_free(struct session *s)
 {
 	usl_hash_remove(&l2tpd.sessions, &s->by_id);
+	snmpagent_session_removed(s);
 	if (s->named)
 		usl_hash_remove(&l2tpd.sessions_by_name, &s->by_name);
 	usl_list_del(&s->tunnel_link);
@@ -256,7 +258,8 @@ static void session_announce_down(struct session *s, const struct l2tp_result *w
 		return;
 	if (s->sess != NULL && l2tp_sess_dp_state(s->sess) == L2TP_DP_FAILED) {
 		st = CTL_E_DATAPLANE;
-		snprintf(err, sizeof(err), "data plane refused the session");
+		snprintf(err, sizeof(err), "data plane refused the session%s%s",
+			 s->dp_error[0] ? ": " : "", s->dp_error);
 	} else {
 		snprintf(err, sizeof(err), "session closed: CDN result %u (%s)%s%.*s",
 			 why ? why->result : 0, why ? l2tp_cdn_result_name(why->result) : "?",

@@ -5,9 +5,9 @@
  * net-snmp is driven, it never drives.  After every call into it we ask
  * snmp_select_info2() which descriptors it wants read and when its next
  * timeout or alarm falls due, and mirror that as usl fd watches and one usl
- * timer: no select(), no agent_check_and_process(), no thread.  Its alarms
- * (AgentX ping, reconnect) run from that timer because
- * NETSNMP_DS_LIB_ALARM_DONT_USE_SIG keeps it away from SIGALRM.
+ * timer: no select(), no agent_check_and_process(), no thread.  Its request
+ * timeouts and alarms run from that timer: NETSNMP_DS_LIB_ALARM_DONT_USE_SIG
+ * keeps it away from SIGALRM and puts the alarms in its next timeout.
  *
  * One handler answers for all of l2tpv3dObjects with its own OID order:
  * a GET is an exact rbtree lookup, a GETNEXT a lower/upper bound, so every
@@ -21,12 +21,14 @@
  *                                address, config_id);
  *   sessions:                    sessions_by_id, index (CCID, session ID).
  *
- * Reconnection is net-snmp's own: with a ping interval it retries the
- * master every SNMP_PING_S seconds, from start-up on and after the master
- * went away.  net-snmp does the AgentX open, the registrations and the
- * pings as synchronous exchanges (one local round trip each); once
- * connected we cap each at SNMP_TIMEOUT_US so a hung master stalls the loop
- * at most that long per attempt.
+ * Reconnection is ours, not net-snmp's: its ping interval would also make
+ * it ping the master with a synchronous request, and a master that is
+ * stopped (not dead) would then stall the loop for seconds at every ping
+ * and every retry.  So no pings: the master going away is seen as the end
+ * of the AgentX stream (net-snmp's disconnect callback), and a usl timer
+ * retries every SNMP_RETRY_S seconds, at start-up too.  The AgentX open and
+ * registration remain synchronous exchanges inside net-snmp (one local
+ * round trip each), bounded by SNMP_TIMEOUT_S with no retry.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -55,13 +57,12 @@ static const char l2tpd_version[] = PACKAGE_VERSION;
 #include <net-snmp/net-snmp-includes.h>
 #include <net-snmp/agent/net-snmp-agent-includes.h>
 #include <net-snmp/agent/agent_callbacks.h>
-#include <net-snmp/agent/agent_sysORTable.h>
 #include <net-snmp/library/large_fd_set.h>
 #pragma GCC diagnostic pop
 
 #define SNMP_APP		"l2tpv3d"
-#define SNMP_PING_S		5	/* AgentX ping and reconnect interval */
-#define SNMP_TIMEOUT_US		500000	/* one AgentX exchange, once connected */
+#define SNMP_RETRY_S		5	/* reconnect interval while the master is away */
+#define SNMP_TIMEOUT_S		1	/* a synchronous AgentX exchange (open, register) */
 #define SNMP_MAX_FDS		8	/* AgentX socket, callback pipes: a handful */
 #define IDX_MAX			24	/* longest row index: type, len, 20 bytes, id */
 #define OID_MAX			MAX_OID_LEN	/* 128: any request OID fits */
@@ -71,7 +72,6 @@ static const char l2tpd_version[] = PACKAGE_VERSION;
 static const oid objects_oid[] = { MIB_OID, 1 };		/* l2tpv3dObjects */
 static const oid tunnel_up_oid[] = { MIB_OID, 0, 1 };
 static const oid tunnel_down_oid[] = { MIB_OID, 0, 2 };
-static oid mib_module_oid[] = { MIB_OID };	/* register_sysORTable() wants it writable */
 static const oid snmptrap_oid[] = { 1, 3, 6, 1, 6, 3, 1, 1, 4, 1, 0 };
 #define OBJECTS_LEN		OID_LENGTH(objects_oid)
 
@@ -141,11 +141,13 @@ static struct {
 	bool on;			/* started: the hooks maintain the trees */
 	bool by_config_id;		/* tunnel rows by (peer, config_id) */
 	bool connected;
-	bool flush;			/* net-snmp closed sockets: their numbers may be reused */
+	bool flush;			/* sockets were closed: their numbers may come back */
+	bool reattach;			/* a new session: send it our registration */
 	netsnmp_large_fd_set fds;
 	struct watch w[SNMP_MAX_FDS];
 	unsigned n_watch;
-	struct usl_timer timer;
+	struct usl_timer timer;		/* net-snmp's next timeout */
+	struct usl_timer retry;		/* reconnect while disconnected */
 	char socket[CFG_PATH_MAX];
 } agent;
 
@@ -187,11 +189,12 @@ static void val_str(struct val *v, const char *s)
 	val_bytes(v, s, len > 255 ? 255 : len);	/* SnmpAdminString (SIZE (0..255)) */
 }
 
-static uint32_t ticks_since(usl_time t)
+/* TimeTicks (hundredths of a second) since t, 0 when !up. */
+static void val_ticks(struct val *v, bool up, usl_time t)
 {
 	int64_t ms = usl_time_to_ms(usl_time_sub(usl_timerset_now(l2tpd.timers), t));
 
-	return ms > 0 ? (uint32_t)(ms / 10) : 0;
+	val_uint(v, ASN_TIMETICKS, up && ms > 0 ? (uint32_t)(ms / 10) : 0);
 }
 
 /* The value's bytes as net-snmp copies them. */
@@ -222,7 +225,7 @@ static void vb_set(netsnmp_variable_list *vb, const struct val *v)
 }
 
 /* RFC 4001 InetAddressType of sa, and its InetAddress octets in out. */
-static int inet_addr(const struct sockaddr *sa, uint8_t *out, size_t *len)
+static int sa_inet(const struct sockaddr *sa, uint8_t *out, size_t *len)
 {
 	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)sa;
 	uint32_t zone;
@@ -258,7 +261,7 @@ static size_t inet_index(const struct sockaddr *sa, oid *out)
 	uint8_t b[20];
 	size_t len, n = 0;
 
-	out[n++] = (oid)inet_addr(sa, b, &len);
+	out[n++] = (oid)sa_inet(sa, b, &len);
 	out[n++] = len;
 	for (size_t i = 0; i < len; i++)
 		out[n++] = b[i];
@@ -439,7 +442,7 @@ static void daemon_value(const void *row, unsigned col, struct val *v)
 	(void)row;
 	switch (col) {
 	case DC_VERSION:	val_str(v, l2tpd_version); break;
-	case DC_UPTIME:		val_uint(v, ASN_TIMETICKS, ticks_since(l2tpd.started)); break;
+	case DC_UPTIME:		val_ticks(v, true, l2tpd.started); break;
 	case DC_TUNNELS:	val_uint(v, ASN_GAUGE, l2tpd.n_tunnels); break;
 	case DC_TUNNELS_UP:	val_uint(v, ASN_GAUGE, l2tpd.n_tunnels_up); break;
 	case DC_SESSIONS:	val_uint(v, ASN_GAUGE, l2tpd.n_sessions); break;
@@ -449,7 +452,7 @@ static void daemon_value(const void *row, unsigned col, struct val *v)
 	case DC_HOSTNAME:	val_str(v, l2tpd.hostname); break;
 	case DC_ROUTER_ID:	val_uint(v, ASN_UNSIGNED, l2tpd.router_id); break;
 	case DC_CONFIG_ID:	val_int(v, agent.by_config_id ? TRUTH_TRUE : TRUTH_FALSE); break;
-	case DC_PEERS:		val_uint(v, ASN_GAUGE, (uint32_t)usl_hash_count(&l2tpd.peers)); break;
+	case DC_PEERS:		val_uint(v, ASN_GAUGE, usl_hash_count(&l2tpd.peers)); break;
 	}
 }
 
@@ -513,7 +516,7 @@ static void result_value(const struct l2tp_result *r, unsigned col, struct val *
 static void addr_value(const union saddr *a, bool type, struct val *v)
 {
 	size_t len;
-	int t = inet_addr(&a->sa, v->buf, &len);
+	int t = sa_inet(&a->sa, v->buf, &len);
 
 	if (type)
 		val_int(v, t);
@@ -552,7 +555,7 @@ static void tunnel_value(const void *row, unsigned col, struct val *v)
 	case TC_INITIATED:	val_int(v, l2tp_cc_is_initiator(t->cc) ? 1 : 2); break;
 	case TC_ENCAP:		val_int(v, t->encap == L2TP_ENCAP_IP ? 2 : 1); break;
 	case TC_NAME:		val_str(v, t->name); break;
-	case TC_UPTIME:		val_uint(v, ASN_TIMETICKS, t->up ? ticks_since(t->established) : 0); break;
+	case TC_UPTIME:		val_ticks(v, t->up, t->established); break;
 	case TC_SESSIONS:	val_uint(v, ASN_GAUGE, t->n_sessions); break;
 	case TC_RESULT:
 	case TC_ERROR:
@@ -618,7 +621,8 @@ static void session_proto_value(const struct l2tp_sess *ls, unsigned col, struct
 	const uint8_t *p = NULL;
 
 	switch (col) {
-	case SC_REMOTE_ID:	val_uint(v, ASN_UNSIGNED, ls ? l2tp_sess_remote_sid(ls) : 0); break;
+	case SC_REMOTE_ID:	val_uint(v, ASN_UNSIGNED, ls ? l2tp_sess_remote_sid(ls) : 0);
+		break;
 	case SC_CALL_TYPE:	val_int(v, ls ? session_call_type(ls) : 1); break;
 	case SC_PW_TYPE:	val_uint(v, ASN_UNSIGNED, ls ? l2tp_sess_pw_type(ls) : 0); break;
 	case SC_COOKIE_LEN:
@@ -647,7 +651,7 @@ static void session_value(const void *row, unsigned col, struct val *v)
 	case SC_STATE:		val_int(v, session_state(s->sess)); break;
 	case SC_NAME:		val_str(v, s->name); break;
 	case SC_IFNAME:		val_str(v, s->ifname); break;
-	case SC_UPTIME:		val_uint(v, ASN_TIMETICKS, s->up ? ticks_since(s->established) : 0); break;
+	case SC_UPTIME:		val_ticks(v, s->up, s->established); break;
 	default:
 		if (col >= SC_COUNTERS_VALID)
 			session_counter(s, col, v);
@@ -664,6 +668,8 @@ static const struct region regions[] = {
 	{ { 2, 1 }, 2, TC_LOCAL_ID, TC__LAST, tunnel_find_row, tunnel_index, tunnel_value },
 	{ { 3, 1 }, 2, SC_REMOTE_ID, SC__LAST, session_find_row, session_index, session_value },
 };
+#define N_REGIONS	(sizeof(regions) / sizeof(regions[0]))
+#define TUNNEL_REGION	(&regions[1])
 
 static size_t region_base(const struct region *r, oid *out)
 {
@@ -755,7 +761,7 @@ static void answer_get(netsnmp_agent_request_info *ri, netsnmp_request_info *req
 	oid name[OID_MAX];
 	size_t len = request_oid(req->requestvb, name);
 
-	for (size_t i = 0; i < sizeof(regions) / sizeof(regions[0]) && err == SNMP_NOSUCHOBJECT; i++)
+	for (size_t i = 0; i < N_REGIONS && err == SNMP_NOSUCHOBJECT; i++)
 		err = region_get(&regions[i], name, len, &v);
 	if (err == 0)
 		vb_set(req->requestvb, &v);
@@ -770,7 +776,7 @@ static void answer_getnext(netsnmp_request_info *req)
 	size_t len = request_oid(req->requestvb, name), n = 0;
 	struct val v = { 0 };
 
-	for (size_t i = 0; i < sizeof(regions) / sizeof(regions[0]) && n == 0; i++)
+	for (size_t i = 0; i < N_REGIONS && n == 0; i++)
 		n = region_next(&regions[i], name, len, req->inclusive, out, &v);
 	if (n == 0)
 		return;
@@ -806,7 +812,7 @@ static int mib_handler(netsnmp_mib_handler *handler, netsnmp_handler_registratio
 static void notify_tunnel(const oid *trap, size_t trap_len, const struct tunnel *t,
 			  const unsigned *cols, size_t n_cols, const struct l2tp_result *why)
 {
-	const struct region *r = &regions[1];
+	const struct region *r = TUNNEL_REGION;
 	netsnmp_variable_list *vl = NULL;
 	oid name[OID_MAX];
 	struct val v;
@@ -927,6 +933,11 @@ static void agent_sync(void)
 	struct timeval tv = { 0, 0 };
 	int numfds = 0, block = 1;
 
+	if (agent.reattach) {
+		/* registrations made before the session (all of ours) go to it now */
+		agent.reattach = false;
+		register_mib_reattach();
+	}
 	NETSNMP_LARGE_FD_ZERO(&agent.fds);
 	snmp_select_info2(&numfds, &agent.fds, &tv, &block);
 	if (agent.flush) {
@@ -952,18 +963,35 @@ static void agent_sync(void)
 /* AgentX session opened or lost (net-snmp's index start/stop callbacks). */
 static int agent_on_session(int major, int minor, void *server, void *client)
 {
-	netsnmp_session *s = server;
-
 	(void)major;
+	(void)server;
 	(void)client;
 	agent.flush = true;
 	agent.connected = minor == SNMPD_CALLBACK_INDEX_START;
-	if (agent.connected && s != NULL) {
-		/* bound the synchronous registrations and pings that follow */
-		s->timeout = SNMP_TIMEOUT_US;
-		s->retries = 0;
+	agent.reattach = agent.connected;
+	if (!agent.connected) {
+		log_warnx("snmp: AgentX master %s went away; reconnecting every %d s", agent.socket,
+			  SNMP_RETRY_S);
+		usl_timer_arm(l2tpd.timers, &agent.retry, usl_time_s(SNMP_RETRY_S));
 	}
 	return 0;
+}
+
+/*
+ * Not in net-snmp's installed headers, but exported by libnetsnmpagent
+ * (agent/mibgroup/agentx/subagent.h): what its own ping-driven reconnect
+ * calls.  Returns 0 once the AgentX session is open.
+ */
+int subagent_open_master_session(void);
+
+static void agent_on_retry(struct usl_timer *t)
+{
+	(void)t;
+	if (!agent.connected)
+		subagent_open_master_session();
+	if (!agent.connected)
+		usl_timer_arm(l2tpd.timers, &agent.retry, usl_time_s(SNMP_RETRY_S));
+	agent_sync();
 }
 
 static int agent_on_log(int major, int minor, void *server, void *client)
@@ -976,7 +1004,10 @@ static int agent_on_log(int major, int minor, void *server, void *client)
 	(void)client;
 	if (len == 0)
 		return 0;
-	if (m->priority <= LOG_WARNING)
+	/* "... not reconnecting": true of net-snmp, not of us (agent_on_retry) */
+	if (strncmp(m->msg, "AgentX master disconnected us", 29) == 0)
+		log_debug("snmp: %.*s", len, m->msg);
+	else if (m->priority <= LOG_WARNING)
 		log_warnx("snmp: %.*s", len, m->msg);
 	else if (m->priority <= LOG_INFO)
 		log_info("snmp: %.*s", len, m->msg);
@@ -993,10 +1024,11 @@ static void agent_defaults(const struct l2tpd_config *c)
 	netsnmp_ds_set_boolean(NETSNMP_DS_APPLICATION_ID, NETSNMP_DS_AGENT_ROLE, 1);
 	netsnmp_ds_set_string(NETSNMP_DS_APPLICATION_ID, NETSNMP_DS_AGENT_X_SOCKET,
 			      c->snmp.agentx_socket);
-	netsnmp_ds_set_int(NETSNMP_DS_APPLICATION_ID, NETSNMP_DS_AGENT_AGENTX_PING_INTERVAL,
-			   SNMP_PING_S);
+	netsnmp_ds_set_int(NETSNMP_DS_LIBRARY_ID, NETSNMP_DS_LIB_TIMEOUT, SNMP_TIMEOUT_S);
+	netsnmp_ds_set_int(NETSNMP_DS_LIBRARY_ID, NETSNMP_DS_LIB_RETRIES, 0);
 	/* one line when the state changes (ours), not one per retry (theirs) */
-	netsnmp_ds_set_boolean(NETSNMP_DS_APPLICATION_ID, NETSNMP_DS_AGENT_NO_CONNECTION_WARNINGS, 1);
+	netsnmp_ds_set_boolean(NETSNMP_DS_APPLICATION_ID,
+			       NETSNMP_DS_AGENT_NO_CONNECTION_WARNINGS, 1);
 	netsnmp_ds_set_boolean(NETSNMP_DS_LIBRARY_ID, NETSNMP_DS_LIB_ALARM_DONT_USE_SIG, 1);
 	netsnmp_ds_set_boolean(NETSNMP_DS_LIBRARY_ID, NETSNMP_DS_LIB_DONT_READ_CONFIGS, 1);
 	netsnmp_ds_set_boolean(NETSNMP_DS_LIBRARY_ID, NETSNMP_DS_LIB_DONT_PERSIST_STATE, 1);
@@ -1016,8 +1048,6 @@ static int agent_register(void)
 						  OBJECTS_LEN, HANDLER_CAN_RONLY);
 	if (reg == NULL || netsnmp_register_handler(reg) != MIB_REGISTERED_OK)
 		return -1;
-	register_sysORTable(mib_module_oid, OID_LENGTH(mib_module_oid),
-			    "L2TPV3D-MIB: l2tpv3d tunnels and sessions");
 	return 0;
 }
 
@@ -1051,15 +1081,21 @@ int snmpagent_init(const struct l2tpd_config *c)
 	agent_defaults(c);
 	if (init_agent(SNMP_APP) != 0 || agent_register() < 0) {
 		log_warnx("snmp: cannot set up the net-snmp agent library; SNMP disabled");
+		agent.on = false;	/* the trees stay as they are, unread */
 		return -1;
 	}
+	/* init_agent() sets a 15 s default; 0: no pings, no reconnect of its own */
+	netsnmp_ds_set_int(NETSNMP_DS_APPLICATION_ID, NETSNMP_DS_AGENT_AGENTX_PING_INTERVAL, 0);
 	netsnmp_large_fd_set_init(&agent.fds, FD_SETSIZE);
 	usl_timer_init(&agent.timer, agent_on_timer);
+	usl_timer_init(&agent.retry, agent_on_retry);
 	init_snmp_without_mibs();
 	agent_sync();
-	if (!agent.connected)
+	if (!agent.connected) {
 		log_info("snmp: AgentX master %s not reachable yet; retrying every %d s",
-			 agent.socket, SNMP_PING_S);
+			 agent.socket, SNMP_RETRY_S);
+		usl_timer_arm(l2tpd.timers, &agent.retry, usl_time_s(SNMP_RETRY_S));
+	}
 	return 0;
 }
 
@@ -1071,6 +1107,7 @@ void snmpagent_shutdown(void)
 	while (agent.n_watch > 0)
 		unwatch(0);
 	usl_timer_cancel(&agent.timer);
+	usl_timer_cancel(&agent.retry);
 	netsnmp_large_fd_set_cleanup(&agent.fds);
 	agent.on = false;
 }

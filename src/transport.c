@@ -153,7 +153,8 @@ static int open_listener(const struct cfg_addr *ca, enum l2tp_encap encap, uint1
 		goto fail;
 	if (set_nonblock_cloexec(fd) < 0)
 		goto fail;
-	if (family == AF_INET6 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) < 0)
+	if (family == AF_INET6 && encap == L2TP_ENCAP_UDP &&
+	    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) < 0)
 		goto fail;
 	if (encap == L2TP_ENCAP_UDP) {
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));

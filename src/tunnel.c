@@ -155,6 +155,7 @@ static void tunnel_announce_up(struct tunnel *t)
 	if (t->origin == ORIGIN_CONFIG)
 		static_tunnel_up(t->name);
 	ctl_event("tunnel-up", t, NULL, NULL);
+	snmpagent_notify_tunnel_up(t);
 	hooks_run("tunnel-up", t, NULL);
 }
 
@@ -169,7 +170,8 @@ static enum ctl_status tunnel_fail_status(const struct tunnel *t, char *err, siz
 	for (int i = 0; i <= L2TP_MSG_TYPE_MAX; i++)
 		rx += (unsigned)st.rx_msgs[i];
 	if (l2tp_cc_dp_state(t->cc) == L2TP_DP_FAILED) {
-		snprintf(err, errlen, "data plane refused the tunnel");
+		snprintf(err, errlen, "data plane refused the tunnel%s%s",
+			 t->dp_error[0] ? ": " : "", t->dp_error);
 		return CTL_E_DATAPLANE;
 	}
 	if (rx == 0 && !t->closing) {
@@ -197,6 +199,7 @@ static void tunnel_announce_down(struct tunnel *t, const struct l2tp_result *why
 		t->up = false;
 		l2tpd.n_tunnels_up--;
 		ctl_event("tunnel-down", t, NULL, why);
+		snmpagent_notify_tunnel_down(t, why);
 		hooks_run("tunnel-down", t, NULL);
 	}
 	if (!usl_list_empty(&t->waiters)) {
@@ -295,6 +298,8 @@ static void cc_cfg_from_profile(struct l2tp_cc_cfg *cfg, const struct tunnel *t,
 				const char *secret)
 {
 	l2tp_cc_cfg_init(cfg);
+	if (l2tpd.dp->pw_types != NULL)	/* advertise what the data plane can carry */
+		cfg->n_pw_caps = (uint8_t)l2tpd.dp->pw_types(cfg->pw_caps, L2TP_MAX_PW_CAPS);
 	cfg->host_name = l2tpd.hostname;
 	cfg->router_id = l2tpd.router_id;
 	cfg->vendor_name = "l2tpv3d";
@@ -370,6 +375,7 @@ static struct tunnel *tunnel_new(const struct sockaddr *remote, const struct soc
 		t->config_id = idalloc_get(&t->peer->config_ids);
 	usl_hash_insert(&l2tpd.tunnels, &t->by_id, usl_hash_u32(t->id));
 	usl_rb_insert(&l2tpd.tunnel_order, &t->by_order, tunnel_order_cmp);
+	snmpagent_tunnel_added(t);
 	l2tpd.n_tunnels++;
 	return t;
 fail:
@@ -462,6 +468,7 @@ static void tunnel_unindex(struct tunnel *t)
 {
 	usl_hash_remove(&l2tpd.tunnels, &t->by_id);
 	usl_rb_erase(&l2tpd.tunnel_order, &t->by_order);
+	snmpagent_tunnel_removed(t);
 	if (t->in_peer_ccid_index)
 		usl_hash_remove(&l2tpd.tunnels_by_peer, &t->by_peer_ccid);
 	if (t->name_indexed)
@@ -564,6 +571,7 @@ static void tunnel_index_peer_ccid(struct tunnel *t)
 
 void tunnel_input(struct tunnel *t, const uint8_t *buf, size_t len, const struct sockaddr *from)
 {
+	uint32_t id = t->id;	/* t may be freed inside l2tp_cc_input() */
 	enum l2tp_drop why;
 
 	if (!t->connected) {
@@ -581,7 +589,7 @@ void tunnel_input(struct tunnel *t, const uint8_t *buf, size_t len, const struct
 	}
 	count_rx(buf, len);
 	/* the engine may have closed (and freed) the tunnel inside the call */
-	if (tunnel_find(t->id) != t)
+	if (tunnel_find(id) != t)
 		return;
 	if (!t->connected && l2tp_cc_peer_ccid(t->cc) != 0)
 		transport_tunnel_connect(t, (struct sockaddr *)&t->remote);

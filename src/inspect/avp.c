@@ -31,6 +31,7 @@ struct walk {
 	struct insp_avp_info *info;
 	uint64_t json_seen[2];	/* one JSON key per AVP type, even when repeated */
 	unsigned index;
+	unsigned n_digest;	/* Message Digest AVPs met so far: m->digest[] index */
 };
 
 static void put_str(const struct l2tp_bytes *b, char *t, char *j)
@@ -143,14 +144,13 @@ static const char *digest_name(uint8_t type)
 	       type == L2TP_DIGEST_HMAC_SHA1 ? "hmac-sha1" : "unknown";
 }
 
-/* The n-th digest AVP of the message: the walk counts them. */
-static unsigned digest_index;
-
-static void f_digest(const struct l2tp_msg *m, char *t, char *j)
+/* The n-th Message Digest AVP is m->digest[n]: the walk counts them. */
+static void put_digest(struct walk *w, char *t, char *j)
 {
-	uint8_t type = digest_index < m->n_digests ? m->digest[digest_index].type : 0xff;
+	const struct l2tp_msg *m = w->m;
+	uint8_t type = w->n_digest < m->n_digests ? m->digest[w->n_digest].type : 0xff;
 
-	digest_index++;
+	w->n_digest++;
 	snprintf(t, TXT_MAX, "%s", digest_name(type));
 	snprintf(j, JSON_MAX, "\"%s\"", digest_name(type));
 }
@@ -231,7 +231,7 @@ static const struct avp_fmt fmts[L2TP_AVP_MAX_KNOWN + 1] = {
 	[L2TP_AVP_CIRCUIT_ERRORS]	= { "circuit-errors", f_circuit_errors },
 	[L2TP_AVP_RANDOM_VECTOR]	= { "random-vector", f_rv },
 	[L2TP_AVP_RX_CONNECT_SPEED]	= { "rx-speed", f_rx_speed },
-	[L2TP_AVP_MESSAGE_DIGEST]	= { "digest", f_digest },
+	[L2TP_AVP_MESSAGE_DIGEST]	= { "digest", NULL },	/* put_digest() */
 	[L2TP_AVP_ROUTER_ID]		= { "router-id", f_router_id },
 	[L2TP_AVP_ASSIGNED_CCID]	= { "assigned-ccid", f_ccid },
 	[L2TP_AVP_PW_CAP_LIST]		= { "pw-caps", f_pw_caps },
@@ -289,8 +289,8 @@ static void known_avp(struct walk *w, const struct l2tp_avp_view *a, const struc
 {
 	static char t[TXT_MAX + 32], j[JSON_MAX];
 	bool hidden = a->flags & L2TP_AVP_F_H;
-	bool have = l2tp_msg_has(w->m, a->type) ||
-		    (a->type == L2TP_AVP_MESSAGE_DIGEST && digest_index < w->m->n_digests);
+	bool digest = a->type == L2TP_AVP_MESSAGE_DIGEST;
+	bool have = digest ? w->n_digest < w->m->n_digests : l2tp_msg_has(w->m, a->type);
 	size_t n;
 
 	if (hidden)
@@ -309,7 +309,10 @@ static void known_avp(struct walk *w, const struct l2tp_avp_view *a, const struc
 		insp_rec_avp(w->r, f->key, "(repeated)", NULL);
 		return;
 	}
-	f->fmt(w->m, t, j);
+	if (digest)
+		put_digest(w, t, j);
+	else
+		f->fmt(w->m, t, j);
 	if (hidden) {
 		n = strlen(t);
 		snprintf(t + n, sizeof(t) - n, " (hidden)");
@@ -351,7 +354,6 @@ void insp_avp_render(struct insp_rec *r, const struct insp_pkt *pk, const struct
 	struct walk w = { .r = r, .m = m, .rc = rc, .info = info };
 
 	memset(info, 0, sizeof(*info));
-	digest_index = 0;
 	info->n_avps = l2tp_msg_walk_avps(pk->l2tp, pk->len, pk->over_ip, walk_one, &w);
 }
 

@@ -37,7 +37,7 @@ struct insp_rec {
 	bool header_ok;
 	unsigned conn;			/* 0: not attached to a connection */
 	int dir;			/* 0 A>B, 1 B>A, -1 unknown */
-	const char *type;
+	char type[16];			/* a copy: unknown types' names are rotating buffers */
 	uint16_t type_code;
 	uint32_t ccid;
 	uint16_t ns, nr;
@@ -195,7 +195,7 @@ void insp_rec_header(struct insp_rec *r, unsigned conn, int dir, const struct l2
 	n_messages++;
 	if (type == NULL)
 		return;
-	r->type = type;
+	snprintf(r->type, sizeof(r->type), "%s", type);
 	r->type_code = m->type;
 	r->ccid = m->ccid;
 	r->ns = m->ns;

@@ -204,6 +204,21 @@ static void l2tp_over_ip(const struct ipview *ip, struct insp_pkt *pk)
 	pk->kind = usl_get_be32(ip->p) == 0 ? PKT_CONTROL : PKT_DATA;
 }
 
+/*
+ * A control header filling the UDP payload exactly (T, L, S set, Ver 3,
+ * Length equal to the payload): how a connection on two ephemeral ports is
+ * recognised when the capture missed its SCCRQ.
+ */
+static bool looks_like_control(const uint8_t *udp, size_t avail)
+{
+	size_t ulen = usl_get_be16(udp + 4);
+
+	if (ulen < UDP_HLEN + L2TP_CTRL_HDR_LEN || ulen > avail)
+		return false;
+	return (usl_get_be16(udp + UDP_HLEN) & 0xc80f) == 0xc803 &&
+	       usl_get_be16(udp + UDP_HLEN + 2) == ulen - UDP_HLEN;
+}
+
 /* UDP: the T bit of the first word marks control (4.1.2.1). */
 static void l2tp_over_udp(const struct ipview *ip, const struct insp_opts *o,
 			  struct insp_pkt *pk)
@@ -214,7 +229,7 @@ static void l2tp_over_udp(const struct ipview *ip, const struct insp_opts *o,
 		return;
 	pk->src.port = usl_get_be16(ip->p);
 	pk->dst.port = usl_get_be16(ip->p + 2);
-	if (!is_l2tp_port(pk, o->udp_port))
+	if (!is_l2tp_port(pk, o->udp_port) && !looks_like_control(ip->p, ip->len))
 		return;
 	ulen = usl_get_be16(ip->p + 4);
 	pk->udp_csum_zero = usl_get_be16(ip->p + 6) == 0;

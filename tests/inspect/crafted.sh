@@ -53,10 +53,12 @@ log_test $? "an L2TPv2 message on port 1701 is noted, not linted"
 log_test $? "reads a capture from stdin (-)"
 
 "$INSPECT" -j "$T/port1702.pcap" > "$T/p.json" &&
-	jq_check "$T/p.json" 'select(.summary) | .summary.messages == 0' &&
-	"$INSPECT" -j --udp-port 1702 "$T/port1702.pcap" > "$T/p.json" &&
-	jq_check "$T/p.json" 'select(.summary) | .summary.messages == 14'
-log_test $? "--udp-port 1702: found only when asked for"
+	jq_check "$T/p.json" 'select(.summary) | .summary | .messages == 14 and .data_messages == 2'
+log_test $? "port 1702 without --udp-port: control messages found by their header alone"
+"$INSPECT" -j --udp-port 1702 "$T/port1702.pcap" > "$T/p.json"
+[ $? = 1 ] && jq_check "$T/p.json" 'select(.summary) | .summary | .messages == 15 and
+	.data_messages == 4 and .by_kind == {"length-mismatch": 1}'
+log_test $? "--udp-port 1702: data and a broken message before the SCCRQ are L2TP too"
 
 # --- authentication and hidden AVPs -----------------------------------------------
 "$INSPECT" -j --secret s3cret "$T/auth.pcap" > "$T/a.json"

@@ -68,6 +68,7 @@ start() {
 	local name=$1 ns=$2; shift 2
 	ip netns exec "$ns" "$D" -F -f "$W/$name.conf" "$@" >>"$W/$name.log" 2>&1 &
 	echo $! > "$W/$name.pid"
+	disown $!	# killed in kt_cleanup: no "Killed" job message
 	wait_until 10 "$C" -s "$W/$name.ctl" show daemon ||
 		{ echo "$name did not start"; tail "$W/$name.log"; return 1; }
 }
@@ -94,16 +95,27 @@ expect_count() { local n=$1; shift; [ "$("$@")" = "$n" ]; }
 # What the kernel has in NS, per iproute2 (not our code).
 k_tunnels() { ip -n "$1" -j l2tp show tunnel | jq 'length'; }
 k_sessions() { ip -n "$1" -j l2tp show session | jq 'length'; }
-k_tunnel_ids() { ip -n "$1" -j l2tp show tunnel | jq -c '[.[] | [.tunnel_id, .peer_tunnel_id]] | sort'; }
+k_tunnel_ids() { ip -n "$1" -j l2tp show tunnel | jq -c '[.[] | [.tunnel_id, .peer_tunnel]] | sort'; }
 k_session_ids() { ip -n "$1" -j l2tp show session | jq -c '[.[] | [.tunnel_id, .session_id, .peer_session_id, .interface]] | sort'; }
-d_tunnel_ids() { ctlj "$1" tunnel list | jq -c '[.tunnels[] | [.tunnel_id, .peer_tunnel_id]] | sort'; }
-d_session_ids() { ctlj "$1" session list | jq -c '[.sessions[] | [.tunnel_id, .session_id, .peer_session_id, .ifname]] | sort'; }
+# (a tunnel holding after StopCCN has no kernel object: established ones only)
+d_tunnel_ids() { ctlj "$1" tunnel list | jq -c '[.tunnels[] | select(.state == "established") | [.tunnel_id, .peer_tunnel_id]] | sort'; }
+d_session_ids() { ctlj "$1" session list | jq -c '[.sessions[] | select(.state == "established") | [.tunnel_id, .session_id, .peer_session_id, .ifname]] | sort'; }
+
+# state_file NAME: the daemon's kernel tunnel record (not its .lock)
+state_file() { ls "$W/$1.state"/kernel-tunnels.* 2>/dev/null | grep -E '\.[0-9]+$'; }
 
 # mtu NS IFNAME
 mtu() { ip -n "$1" -j link show dev "$2" | jq '.[0].mtu'; }
 
-# pingable NS ADDR: a few pings across, one must answer (ARP first)
-pingable() { ip netns exec "$1" $PING -c 3 -i 0.2 -W 2 "$2" >/dev/null 2>&1; }
+# pingable NS ADDR: a few pings across, one must answer (ARP first);
+# PING_SUMMARY keeps "3 packets transmitted, 3 received ... rtt avg" for the log
+pingable() {
+	local out rc
+	out=$(ip netns exec "$1" $PING -c 3 -i 0.2 -W 2 "$2" 2>&1); rc=$?
+	PING_SUMMARY=$(grep -Eo '[0-9]+ packets transmitted, [0-9]+ (packets )?received|= [0-9.]+/[0-9.]+/[0-9.]+' <<<"$out" |
+		sed 's|^= [0-9.]*/\([0-9.]*\)/.*|avg \1 ms|' | tr '\n' ' ')
+	return $rc
+}
 
 kt_done() {
 	echo "$TESTS_OK passed, $TESTS_FAIL failed"

@@ -37,8 +37,8 @@ pw() {
 	log_test $? "$label: tunnel and session up, kernel sessions $ifa (A) and $ifb (B)"
 	[ "$(mtu "$NSA" "$ifa")" = "$want" ] && [ "$(mtu "$NSB" "$ifb")" = "$want" ]
 	log_test $? "$label: MTU $want on both ends (A $(mtu "$NSA" "$ifa"), B $(mtu "$NSB" "$ifb"))"
-	pingable "$NSA" $PW_B && pingable "$NSB" $PW_A
-	log_test $? "$label: ping $PW_A <-> $PW_B across the pseudowire"
+	pingable "$NSB" $PW_A && pingable "$NSA" $PW_B
+	log_test $? "$label: ping $PW_A <-> $PW_B: $PING_SUMMARY"
 	ctl a tunnel delete "$tid" >/dev/null &&
 		wait_until 10 expect_count 0 count_tunnels a && wait_until 10 expect_count 0 k_tunnels "$NSA" &&
 		wait_until 10 expect_count 0 k_tunnels "$NSB" && ! ip -n "$NSA" link show "$ifa" >/dev/null 2>&1
@@ -62,7 +62,7 @@ ifb=$(ctlj b session show "$psid" | jq -r .ifname)
 	[ "$(mtu "$NSA" "$ifa")" = $((1450 - 4)) ] && [ "$(mtu "$NSA" "${ifa%.42}")" = 1450 ]
 log_test $? "eth_vlan: VLAN 42 sub-interface $ifa on the l2tpeth, MTU 1446 (l2tpeth 1450)"
 pingable "$NSA" 10.77.42.2
-log_test $? "eth_vlan: ping 10.77.42.1 -> 10.77.42.2 through VLAN 42"
+log_test $? "eth_vlan: ping 10.77.42.1 -> .2 via VLAN 42: $PING_SUMMARY"
 ctl a tunnel delete "$tid" >/dev/null && wait_until 10 expect_count 0 k_tunnels "$NSA" &&
 	! ip -n "$NSA" link show "$ifa" >/dev/null 2>&1
 log_test $? "eth_vlan: delete removes the sub-interface with the session"

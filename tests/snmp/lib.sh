@@ -43,7 +43,6 @@ snmp_cleanup() {
 	for p in "$W"/*.pid; do
 		[ -f "$p" ] || continue
 		kill -9 "$(cat "$p")" 2>/dev/null
-		wait "$(cat "$p")" 2>/dev/null	# reaped here: no "Killed" line from bash
 	done
 	if [ "$TESTS_FAIL" != 0 ] || [ -n "${KEEP_LOGS:-}" ]; then
 		for p in "$W"/*.log; do [ -f "$p" ] && { echo "--- $p (last 30 lines)"; tail -30 "$p"; }; done
@@ -58,6 +57,7 @@ snmptrapd_start() {
 	SNMP_PERSISTENT_DIR=$W/trapd snmptrapd -f -On -Lf "$W/traps.log" -C -c "$W/snmptrapd.conf" \
 		"udp:127.0.0.1:$TRAP_PORT" >/dev/null 2>&1 &
 	echo $! > "$W/snmptrapd.pid"
+	disown $!	# no "Killed" line from bash when we kill it
 }
 
 # snmpd_start: AgentX master on $W/agentx.sock, SNMP on 127.0.0.1:$SNMP_PORT
@@ -71,12 +71,14 @@ trap2sink 127.0.0.1:$TRAP_PORT public
 CONF
 	SNMP_PERSISTENT_DIR=$W/snmpd snmpd -f -Lo -C -c "$W/snmpd.conf" >>"$W/snmpd.log" 2>&1 &
 	echo $! > "$W/snmpd.pid"
+	disown $!
 	wait_until 5 test -S "$W/agentx.sock"
 }
 
 snmpd_kill() {
-	kill -9 "$(cat "$W/snmpd.pid")" 2>/dev/null
-	wait "$(cat "$W/snmpd.pid")" 2>/dev/null
+	local pid; pid=$(cat "$W/snmpd.pid")
+	kill -9 "$pid" 2>/dev/null
+	wait_until 5 sh -c "! kill -0 $pid 2>/dev/null"
 	rm -f "$W/snmpd.pid"
 }
 
@@ -95,6 +97,7 @@ CONF
 start() {
 	"$D" -F -f "$W/$1.conf" >>"$W/$1.log" 2>&1 &
 	echo $! > "$W/$1.pid"
+	disown $!
 	wait_until 5 "$C" -s "$W/$1.ctl" show daemon || { echo "$1 did not start"; tail "$W/$1.log"; return 1; }
 }
 

@@ -1,0 +1,32 @@
+# src/dp_kernel.mk - the Linux kernel data plane (generic netlink "l2tp" via
+# libmnl, interfaces via libnl-route, pppd for PPP pseudowires), its raw
+# netlink benchmark and its test suite, which runs in a QEMU guest.
+# Included from src/local.mk after DAEMON_COMMON_SOURCES is first set (=).
+# Whatever links these sources needs $(LIBMNL_*) and $(LIBNL_*).
+
+DAEMON_COMMON_SOURCES += \
+	src/dp.c src/dp_kernel.c src/link.c src/link.h src/pppd.c
+
+# The kernel's own create/delete rate, without the control protocol.
+check_PROGRAMS += tests/bench/nl-create-rate
+tests_bench_nl_create_rate_SOURCES = tests/bench/nl-create-rate.c
+tests_bench_nl_create_rate_CFLAGS = $(AM_CFLAGS) $(LIBMNL_CFLAGS)
+tests_bench_nl_create_rate_LDADD = $(LIBMNL_LIBS)
+
+KERNEL_TESTS = \
+	tests/kernel/pseudowire.sh tests/kernel/cookies.sh tests/kernel/lifecycle.sh \
+	tests/kernel/ppp.sh tests/kernel/overrun.sh tests/kernel/scale.sh
+EXTRA_DIST += tests/kernel/vm-run tests/kernel/suite.sh tests/kernel/lib.sh \
+	$(KERNEL_TESTS) doc/kernel-dataplane.md
+
+# The whole suite in ONE guest boot (vm-run exits 77, "SKIPPED: ...", when
+# qemu, static busybox or a Debian kernel with L2TP are missing:
+# scripts/deps --kernel).  KERNEL_TESTS_ONLY="ppp cookies" picks scripts;
+# L2TP_VM_ACCEL=kvm|tcg overrides the accelerator.
+KERNEL_VM_TIMEOUT = 1800
+check-kernel: src/l2tpv3d$(EXEEXT) src/cli/l2tpv3ctl$(EXEEXT) tests/bench/nl-create-rate$(EXEEXT)
+	$(abs_top_srcdir)/tests/kernel/vm-run --timeout $(KERNEL_VM_TIMEOUT) \
+		--share $(abs_top_srcdir) -- \
+		env top_srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' \
+		$(abs_top_srcdir)/tests/kernel/suite.sh $(KERNEL_TESTS_ONLY)
+.PHONY: check-kernel

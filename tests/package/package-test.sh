@@ -1,0 +1,300 @@
+#!/usr/bin/env bash
+# tests/package/package-test.sh - the Debian package, installed and run by a
+# real systemd.
+#
+#   host                                 throw-away container (systemd-nspawn -b)
+#   ----                                 ---------------------------------------
+#   dpkg-buildpackage -b  -> .deb  --->  /debs (read-only bind)
+#   debootstrap root, cached             root read-only + tmpfs overlay: nothing
+#   (once per package set)               persists; its own network namespace
+#                                        with only lo (192.0.2.1, 192.0.2.20)
+#
+# In the container: dpkg -i starts l2tpv3d.service with the packaged example
+# configuration (an LNS).  The test checks the READY=1 / RELOADING=1 /
+# STOPPING=1 notifications in systemd's own debug log, the unit's state,
+# l2tpv3ctl as root and as a member (and a non-member) of the l2tpv3d group,
+# a second daemon (a LAC, started with systemd-run) bringing up a tunnel and a
+# session to it, systemctl reload (good and bad file), a crash and the
+# automatic restart, systemctl stop (StopCCN to the LAC), systemd-analyze
+# verify and security, and dpkg --purge.
+#
+# The kernel here may lack L2TP (no module can be loaded in the container
+# anyway): then /etc/default/l2tpv3d adds --dataplane null before the
+# install, and the output says so.
+#
+#   tests/package/package-test.sh [--deb FILE] [--keep]
+#     --deb FILE   test this .deb instead of building one (also L2TPV3D_DEB)
+#     --keep       keep the work directory (build log, journal)
+#   L2TPV3D_PKGTEST_CACHE   where debootstrapped roots are kept
+#                           (default /var/tmp/l2tpv3d-pkgtest)
+#   L2TPV3D_PKGTEST_SUITE   Debian suite of the root (default: the host's)
+#   L2TPV3D_PKGTEST_MIRROR  (default http://deb.debian.org/debian)
+#
+# Exit 77 (SKIPPED) without root, systemd-nspawn, nsenter, debootstrap (when
+# no root is cached), or dpkg-buildpackage and the build dependencies (when
+# no --deb is given).  About 1.5 minutes with a cached root (the build is
+# most of it), 1 minute more the first time.
+set -uo pipefail
+top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$top_srcdir/scripts/lib.sh"
+
+DEB=${L2TPV3D_DEB:-} KEEP=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--deb) DEB=$2; shift ;;
+	--keep) KEEP=1 ;;
+	-h|--help) sed -n '2,/^set -uo/{/^set -uo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
+	*) echo "package-test: unknown argument '$1'" >&2; exit 2 ;;
+	esac
+	shift
+done
+
+skip() { echo "SKIPPED: $*"; exit 77; }
+[ "$(id -u)" = 0 ] || skip "needs root (systemd-nspawn)"
+for t in systemd-nspawn nsenter dpkg-deb; do
+	command -v $t >/dev/null || skip "$t not installed (Debian: systemd-container, util-linux, dpkg)"
+done
+if [ -z "$DEB" ]; then
+	[ -d "$top_srcdir/debian" ] || skip "no debian/ in $top_srcdir and no --deb"
+	command -v dpkg-buildpackage >/dev/null && command -v dh >/dev/null ||
+		skip "dpkg-buildpackage or debhelper not installed (Debian: dpkg-dev, debhelper)"
+	(cd "$top_srcdir" && dpkg-checkbuilddeps) >/dev/null 2>&1 ||
+		skip "build dependencies missing: $(cd "$top_srcdir" && dpkg-checkbuilddeps 2>&1 | sed 's/.*Unmet build dependencies: //')"
+else
+	[ -r "$DEB" ] || { echo "package-test: $DEB: not readable" >&2; exit 2; }
+	DEB=$(readlink -f "$DEB")
+fi
+
+CACHE=${L2TPV3D_PKGTEST_CACHE:-/var/tmp/l2tpv3d-pkgtest}
+SUITE=${L2TPV3D_PKGTEST_SUITE:-$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")}
+MIRROR=${L2TPV3D_PKGTEST_MIRROR:-http://deb.debian.org/debian}
+W=$(mktemp -d /var/tmp/l2tpv3d-pkgtest.XXXXXX)
+NSPID= PID1=
+cleanup() {
+	if [ -n "$NSPID" ] && kill -0 "$NSPID" 2>/dev/null; then
+		# nspawn turns SIGTERM into a clean poweroff of the container
+		kill -TERM "$NSPID" 2>/dev/null
+		for _ in $(seq 100); do kill -0 "$NSPID" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$NSPID" 2>/dev/null
+	fi
+	if [ -n "$KEEP" ] || [ "$TESTS_FAIL" != 0 ]; then
+		echo "work directory kept: $W"
+	else
+		rm -rf "$W"
+	fi
+}
+trap cleanup EXIT
+
+# ---- the .deb -------------------------------------------------------------
+mkdir -p "$W/debs"
+if [ -z "$DEB" ]; then
+	# the tracked and untracked-but-not-ignored files: no build trees, no
+	# generated autotools files (dh_autoreconf makes them)
+	mkdir "$W/src"
+	if git -C "$top_srcdir" rev-parse --git-dir >/dev/null 2>&1; then
+		git -C "$top_srcdir" ls-files -co --exclude-standard -z |
+			(cd "$top_srcdir" && xargs -0 tar -cf - --no-recursion) | tar -xf - -C "$W/src"
+	else
+		tar -C "$top_srcdir" --exclude='./build*' -cf - . | tar -xf - -C "$W/src"
+	fi
+	t0=$SECONDS
+	# the unit tests ran in make check already: nocheck keeps this short
+	(cd "$W/src" && DEB_BUILD_OPTIONS="nocheck parallel=$(nproc)" \
+		dpkg-buildpackage -us -uc -b) >"$W/build.log" 2>&1
+	rc=$?
+	log_test $rc "dpkg-buildpackage -b builds the package ($((SECONDS - t0)) s)"
+	[ $rc = 0 ] || { tail -30 "$W/build.log"; exit 1; }
+	mv "$W"/l2tpv3d_*.deb "$W/debs/"
+else
+	cp "$DEB" "$W/debs/"
+fi
+DEB=$(ls "$W"/debs/*.deb | head -1)
+echo "# package: $(dpkg-deb -f "$DEB" Package) $(dpkg-deb -f "$DEB" Version) ($(du -k "$DEB" | cut -f1) KiB)"
+
+# ---- the root: Debian minbase, systemd, and the package's dependencies -------
+# (first alternative of each, without versions); cached per package set.
+deps=$(dpkg-deb -f "$DEB" Depends | tr ',' '\n' | sed 's/|.*//; s/(.*)//; s/[[:space:]]//g' |
+	grep -v '^$' | sort -u | tr '\n' ',')
+include="systemd,systemd-sysv,dbus,iproute2,${deps%,}"
+ROOT=$CACHE/$SUITE-$(echo "$include" | md5sum | cut -c1-12)
+if [ ! -e "$ROOT/.complete" ]; then
+	command -v debootstrap >/dev/null || skip "debootstrap not installed and no root cached in $CACHE"
+	mkdir -p "$CACHE" && rm -rf "$ROOT.tmp"
+	t0=$SECONDS
+	debootstrap --variant=minbase --include="$include" "$SUITE" "$ROOT.tmp" "$MIRROR" \
+		>"$W/debootstrap.log" 2>&1
+	rc=$?
+	[ $rc = 0 ] || { tail -5 "$W/debootstrap.log"; rm -rf "$ROOT.tmp"; skip "debootstrap $SUITE from $MIRROR failed"; }
+	mv "$ROOT.tmp" "$ROOT" && touch "$ROOT/.complete"
+	# roots of earlier package sets (about 250 MB each) are not needed again
+	for old in "$CACHE/$SUITE"-*; do
+		[ "$old" = "$ROOT" ] || [ ! -e "$old/.complete" ] || rm -rf "$old"
+	done
+	echo "# debootstrapped $SUITE into $ROOT ($((SECONDS - t0)) s)"
+fi
+
+# ---- boot -------------------------------------------------------------------
+t0=$SECONDS
+systemd-nspawn -q -D "$ROOT" --volatile=overlay --private-network --register=no --keep-unit \
+	--machine="l2tpv3d-pkgtest-$(rand_suffix)" --bind-ro="$W/debs:/debs" \
+	-b -- systemd.firstboot=off >"$W/console.log" 2>&1 &
+NSPID=$!
+find_pid1() { PID1=$(pgrep -P "$NSPID" -x systemd | head -1); [ -n "$PID1" ]; }
+wait_until 20 find_pid1
+# everything below runs inside the container
+in_ct() { nsenter -t "$PID1" -a -- env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 "$@"; }
+booted() {
+	local s
+	s=$(in_ct systemctl is-system-running 2>/dev/null)
+	[ "$s" = running ] || [ "$s" = degraded ]
+}
+wait_until 60 booted
+rc=$?
+log_test $rc "the container boots systemd $(in_ct systemctl --version 2>/dev/null | awk 'NR==1{print $2}') ($((SECONDS - t0)) s)"
+if [ $rc != 0 ]; then
+	# nspawn itself may be what this host refuses
+	kill -0 "$NSPID" 2>/dev/null || { tail -5 "$W/console.log"; skip "systemd-nspawn cannot boot a container here"; }
+	tail -20 "$W/console.log"; exit 1
+fi
+# systemd logs every notification it receives at debug level
+in_ct systemd-analyze log-level debug
+journal() { in_ct journalctl -q --no-pager -o cat "$@"; }
+notified() {	# notified PID WHAT: systemd got WHAT from PID
+	journal -u l2tpv3d.service | grep -q "Got notification message from PID $1 ($2"
+}
+prop() { in_ct systemctl show -p "$1" --value l2tpv3d.service; }
+ctl() { in_ct l2tpv3ctl "$@"; }
+
+# ---- install ---------------------------------------------------------------------
+MODE=kernel
+if [ ! -d /sys/module/l2tp_netlink ]; then
+	MODE=null
+	echo "# this kernel has no L2TP (l2tp_netlink not loaded): the daemon runs with --dataplane null"
+	in_ct sh -c 'mkdir -p /etc/default && echo L2TPV3D_OPTS=\"--dataplane null\" > /etc/default/l2tpv3d'
+else
+	# the example's bridged sessions need their bridge
+	in_ct ip link add br-cust type bridge
+fi
+# the example LNS accepts 192.0.2.0/24; the LAC below comes from .20
+in_ct ip addr add 192.0.2.1/32 dev lo
+in_ct ip addr add 192.0.2.20/32 dev lo
+
+in_ct dpkg -i --force-confold /debs/"$(basename "$DEB")" >"$W/dpkg.log" 2>&1
+log_test $? "dpkg -i installs the package"
+in_ct getent group l2tpv3d >/dev/null
+log_test $? "postinst created the group l2tpv3d (sysusers)"
+[ "$(in_ct systemctl is-enabled l2tpv3d.service)" = enabled ]
+log_test $? "l2tpv3d.service is enabled"
+active() { [ "$(prop ActiveState)/$(prop SubState)" = active/running ]; }
+wait_until 10 active
+log_test $? "postinst started it: active (running) (Type=notify: only after READY=1)"
+PID=$(prop MainPID)
+wait_until 5 notified "$PID" "READY=1"	# journald may lag a little
+log_test $? "systemd got READY=1 from the daemon (PID $PID)"
+prop StatusText | grep -q "data plane $MODE"
+log_test $? "status text from the daemon: '$(prop StatusText)'"
+
+out=$(in_ct systemd-analyze verify --man=no /lib/systemd/system/l2tpv3d.service 2>&1)
+[ -z "$out" ]
+log_test $? "systemd-analyze verify: no complaint"
+[ -z "$out" ] || echo "$out" | sed 's/^/  /'
+for f in /usr/share/man/man8/l2tpv3d.8.gz /usr/share/man/man8/l2tpv3ctl.8.gz \
+	 /usr/share/man/man5/l2tpv3d.conf.5.gz /usr/share/bash-completion/completions/l2tpv3ctl \
+	 /usr/share/l2tpv3d/tunnel-storm /etc/default/l2tpv3d; do
+	in_ct test -e "$f" || { echo "  missing: $f"; false; } || break
+done
+log_test $? "man pages, completion, tunnel-storm and /etc/default/l2tpv3d installed"
+in_ct systemd-analyze security --no-pager l2tpv3d.service >"$W/security.txt" 2>&1
+echo "# $(grep -i 'overall exposure' "$W/security.txt")"
+
+# ---- the control socket -----------------------------------------------------------
+out=$(ctl show daemon)
+rc=$?
+[ $rc = 0 ] && grep -q "^pid: *$PID$" <<<"$out" && grep -q "^dataplane: *$MODE$" <<<"$out" &&
+	grep -q '^config: */etc/l2tpv3d/l2tpv3d.conf$' <<<"$out"
+log_test $? "l2tpv3ctl show daemon answers (pid, data plane, the packaged config)"
+[ "$(in_ct stat -c '%a %G' /run/l2tpv3d/l2tpv3d.ctl)" = "660 l2tpv3d" ]
+log_test $? "control socket /run/l2tpv3d/l2tpv3d.ctl: mode 660, group l2tpv3d"
+in_ct useradd -M -N -G l2tpv3d pkgtest-op && in_ct useradd -M -N pkgtest-other &&
+	in_ct runuser -u pkgtest-op -- l2tpv3ctl show daemon >/dev/null
+log_test $? "a member of the group l2tpv3d may use l2tpv3ctl"
+out=$(in_ct runuser -u pkgtest-other -- l2tpv3ctl show daemon 2>&1)
+[ $? = 1 ] && grep -q "Permission denied" <<<"$out"
+log_test $? "anyone else is refused ($(echo "$out" | head -1 | cut -c1-60)...)"
+
+# ---- a LAC brings up a tunnel and a session to it ---------------------------------
+in_ct sh -c 'cat > /run/lac.conf' <<'EOF'
+global = { listen = []; hostname = "lac"; dataplane = "null";
+           ctl_socket = "/run/lac/lac.ctl"; state_dir = "/run/lac"; };
+# notice a dead LNS within seconds, not minutes
+tunnel_profiles = ( { name = "default"; hello_interval = 1; retransmit_initial = 0.2;
+                      retransmit_cap = 0.5; max_retries = 3; } );
+tunnels = ( { name = "to-lns"; peer = "192.0.2.1"; local = "192.0.2.20";
+              sessions = ( { name = "s1"; } ); } );
+EOF
+in_ct systemd-run -q --unit=pkgtest-lac -p Type=notify /usr/sbin/l2tpv3d -F -f /run/lac.conf
+lac() { in_ct l2tpv3ctl -s /run/lac/lac.ctl "$@"; }
+lns_up() {
+	ctl tunnel list | grep -q ' established .*192\.0\.2\.20:' &&
+		ctl session list | grep -q ' established '
+}
+wait_until 10 lns_up
+log_test $? "a LAC's static tunnel and session come up on the packaged LNS"
+TID=$(ctl tunnel list | awk '/ established /{print $1; exit}')
+
+# ---- reload ---------------------------------------------------------------------------
+in_ct sed -i 's/hostname = "lns1";/hostname = "lns-reloaded";/' /etc/l2tpv3d/l2tpv3d.conf
+in_ct systemctl reload l2tpv3d.service
+rc=$?
+reloaded() { ctl show daemon | grep -q '^hostname: *lns-reloaded$'; }
+[ $rc = 0 ] && wait_until 5 reloaded
+log_test $? "systemctl reload: the new hostname is applied"
+reload_notified() { notified "$PID" "RELOADING=1" && active; }
+wait_until 5 reload_notified && [ "$(prop MainPID)" = "$PID" ] &&
+	ctl tunnel list | grep -q "^$TID .* established "
+log_test $? "RELOADING=1 then READY=1 (active again), same PID, the tunnel untouched"
+in_ct cp /etc/l2tpv3d/l2tpv3d.conf /run/good.conf
+in_ct sh -c 'echo "global = { udp_prot = 1; };" > /etc/l2tpv3d/l2tpv3d.conf'
+in_ct systemctl reload l2tpv3d.service
+refused() { journal -u l2tpv3d.service | grep -q "reload: .*udp_prot.*keeping the running configuration"; }
+wait_until 5 refused && active && ctl tunnel list | grep -q "^$TID .* established "
+log_test $? "a bad file at reload is refused, the daemon stays active with its tunnel"
+in_ct cp /run/good.conf /etc/l2tpv3d/l2tpv3d.conf
+
+# ---- crash: Restart=on-failure, and the state directory survives ---------------------
+in_ct sh -c "kill -KILL $PID"
+restarted() { active && [ "$(prop MainPID)" != "$PID" ] && [ "$(prop MainPID)" != 0 ]; }
+t0=$SECONDS
+wait_until 15 restarted
+log_test $? "killed with SIGKILL: systemd restarts it ($((SECONDS - t0)) s, RestartSec=5s)"
+PID=$(prop MainPID)
+t0=$SECONDS
+wait_until 40 lns_up
+log_test $? "after the restart the LAC's tunnel comes back ($((SECONDS - t0)) s: its static tunnel retry)"
+
+# ---- stop -------------------------------------------------------------------------------
+t0=$SECONDS
+in_ct systemctl stop l2tpv3d.service
+rc=$?
+[ $rc = 0 ] && [ "$(prop ActiveState)" = inactive ] && [ "$(prop Result)" = success ]
+log_test $? "systemctl stop: inactive, result success ($((SECONDS - t0)) s)"
+wait_until 5 notified "$PID" "STOPPING=1"
+log_test $? "systemd got STOPPING=1"
+lac_down() { ! lac tunnel list | grep -q ' established '; }
+logged_stop() { journal -u l2tpv3d.service | grep -q "info: stopped"; }
+wait_until 5 lac_down && wait_until 5 logged_stop
+log_test $? "the daemon closed its tunnel (the LAC's is down) and logged 'stopped'"
+in_ct test -d /run/l2tpv3d && ! in_ct test -e /run/l2tpv3d/l2tpv3d.ctl
+log_test $? "/run/l2tpv3d kept (RuntimeDirectoryPreserve), control socket removed"
+
+# ---- purge -------------------------------------------------------------------------------
+in_ct systemctl start l2tpv3d.service && in_ct dpkg --purge l2tpv3d >>"$W/dpkg.log" 2>&1 &&
+	! in_ct test -e /etc/l2tpv3d/l2tpv3d.conf && ! in_ct test -e /usr/sbin/l2tpv3d &&
+	[ "$(prop LoadState)" = not-found ]
+log_test $? "dpkg --purge stops the running service and removes everything"
+
+journal -b >"$W/journal.txt" 2>&1
+in_ct journalctl -q --no-pager -u l2tpv3d.service -u pkgtest-lac.service >"$W/daemons.log" 2>&1
+[ "$TESTS_FAIL" = 0 ] || { echo "--- daemons' log (last 30 lines)"; grep -v 'debug:' "$W/daemons.log" | tail -30; }
+echo "$TESTS_OK passed, $TESTS_FAIL failed"
+[ "$TESTS_FAIL" = 0 ]
