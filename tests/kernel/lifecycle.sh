@@ -37,9 +37,14 @@ rc=$?; log_test $rc "4 tunnels (UDP/IP, v4/v6), 8 sessions: ip l2tp show == l2tp
 [ $rc = 0 ] || { show_diff a "$NSA"; show_diff b "$NSB"; }
 
 S1=$(ctlj a session list | jq -r '.sessions[0].session_id')
+# Both deletes reach the other daemon and its kernel asynchronously: wait
+# until daemons and kernels agree, not just until the counts are right.
+converged() {
+	expect_count 3 k_tunnels "$NSA" && expect_count 5 k_sessions "$NSA" &&
+		expect_count 5 k_sessions "$NSB" && same a "$NSA" && same b "$NSB"
+}
 ctl a session delete "$S1" >/dev/null && ctl b tunnel delete "$(ctlj a tunnel show "${T[3]}" | jq -r .peer_tunnel_id)" >/dev/null &&
-	wait_until 10 expect_count 3 k_tunnels "$NSA" && wait_until 10 expect_count 5 k_sessions "$NSA" &&
-	wait_until 10 expect_count 5 k_sessions "$NSB" && same a "$NSA" && same b "$NSB"
+	wait_until 10 converged
 rc=$?; log_test $rc "after a session delete on A and a tunnel delete on B: still identical"
 [ $rc = 0 ] || { show_diff a "$NSA"; show_diff b "$NSB"; }
 
