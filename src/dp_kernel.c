@@ -927,7 +927,7 @@ static void tunnel_create_done(struct kreq *r, int err, const char *ext)
 	}
 	if (err != 0) {
 		log_kernel_error("tunnel", kt->id, "TUNNEL_CREATE", err, ext);
-		snprintf(t->dp_error, sizeof(t->dp_error), "kernel refused the tunnel: %s%s%s",
+		text_set(&t->dp_error, "kernel refused the tunnel: %s%s%s",
 			 strerror(-err), ext ? ": " : "", ext ? ext : "");
 		t->dp_priv = NULL;
 		record_del(kt);
@@ -1145,9 +1145,9 @@ static void session_fail(struct session *s, struct ksession *ks, int err, const 
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(s->dp_error, sizeof(s->dp_error), fmt, ap);
+	text_vset(&s->dp_error, fmt, ap);
 	va_end(ap);
-	log_warnx("session %u: %s", s->id, s->dp_error);
+	log_warnx("session %u: %s", s->id, name_str(s->dp_error));
 	s->dp_priv = NULL;
 	ks->s = NULL;
 	ks_put(ks);
@@ -1294,11 +1294,13 @@ static int session_check(const struct session *s, char *err, size_t errlen)
 static int kernel_session_create(struct session *s)
 {
 	struct ksession *ks;
+	char err[256];
 	int rc;
 
-	rc = session_check(s, s->dp_error, sizeof(s->dp_error));
+	rc = session_check(s, err, sizeof(err));
 	if (rc != 0) {
-		log_warnx("session %u: %s", s->id, s->dp_error);
+		text_set(&s->dp_error, "%s", err);
+		log_warnx("session %u: %s", s->id, err);
 		return rc;
 	}
 	if (l2tp_sess_l2ss(s->sess) != l2tp_sess_peer_l2ss(s->sess))
@@ -1319,9 +1321,8 @@ static int kernel_session_create(struct session *s)
 	if (rc == 0)
 		rc = session_submit_create(s, ks);
 	if (rc != 0) {
-		snprintf(s->dp_error, sizeof(s->dp_error), "interface name from '%s': %s",
-			 ks->pattern, strerror(-rc));
-		log_warnx("session %u: %s", s->id, s->dp_error);
+		text_set(&s->dp_error, "interface name from '%s': %s", ks->pattern, strerror(-rc));
+		log_warnx("session %u: %s", s->id, name_str(s->dp_error));
 		free(ks);
 		return rc;
 	}
@@ -1385,7 +1386,7 @@ static int link_up_eth(struct session *s, struct ksession *ks, char *err, size_t
 
 static void session_up(struct session *s, struct ksession *ks)
 {
-	char err[sizeof(s->dp_error)] = "";
+	char err[256] = "";
 	int rc = ks->pw == L2TP_PW_PPP ? link_up_ppp(s, ks, err, sizeof(err))
 				       : link_up_eth(s, ks, err, sizeof(err));
 

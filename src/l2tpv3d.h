@@ -10,6 +10,7 @@
 #ifndef L2TPD_H
 #define L2TPD_H
 
+#include <stdarg.h>
 #include <netinet/in.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -68,8 +69,6 @@ struct tunnel {
 	struct usl_hnode by_id;			/* l2tpd.tunnels: local CCID */
 	struct usl_hnode by_peer_ccid;		/* l2tpd.tunnels_by_peer: (peer, peer CCID) */
 	struct usl_hnode by_name;		/* l2tpd.tunnels_by_name, when named */
-	bool name_indexed;
-	bool in_peer_ccid_index;
 	struct usl_rb_node by_order;		/* l2tpd.tunnel_order: ordered walks (list, SNMP) */
 	struct usl_rb_node snmp_by_peer;	/* snmp.c: by (peer address, config_id) */
 	struct usl_list peer_link;
@@ -79,7 +78,6 @@ struct tunnel {
 	uint32_t config_id;			/* 0 when snmp_config_id is off */
 	char *name;				/* NULL when unnamed: names_str() for "" */
 	char *session_profile;			/* for sessions the peer opens; NULL: "default" */
-	enum origin origin;
 	const struct tunnel_profile *prof;	/* shared copy: a reload never changes a live tunnel */
 
 	/* what was asked for (reload compares these; remote/local follow the wire) */
@@ -90,40 +88,45 @@ struct tunnel {
 	struct usl_fd *ev;
 	union saddr local, remote;
 	socklen_t local_len, remote_len;
-	bool connected;				/* connect()ed to the peer's reply port */
 	enum l2tp_encap encap;
+	enum origin origin;
+
+	/* flags, together so that they share one word */
+	bool name_indexed;
+	bool in_peer_ccid_index;
+	bool connected;				/* connect()ed to the peer's reply port */
+	bool up;				/* announced established (dp up too) */
+	bool closing;				/* deleted by operator or shutdown */
+	bool reconnect;				/* tie-break restart: connect again when closed */
 
 	usl_time created, established;
 	struct usl_list waiters;		/* struct ctl_req waiting for up/down */
 	struct usl_list sessions;		/* struct session.tunnel_link */
 	unsigned n_sessions;
 	void *dp_priv;				/* the data plane's state */
-	char dp_error[128];			/* why the data plane refused it, for the CLI */
-	bool up;				/* announced established (dp up too) */
-	bool closing;				/* deleted by operator or shutdown */
+	char *dp_error;				/* why the data plane refused it, for the CLI; NULL: it did not */
 	struct usl_list connecting_link;	/* peer->connecting while in wait-ctl-reply */
-	bool reconnect;				/* tie-break restart: connect again when closed */
 };
 
 struct session {
 	struct usl_hnode by_id;			/* l2tpd.sessions: local session ID */
 	struct usl_hnode by_name;		/* l2tpd.sessions_by_name, when named */
-	bool named;
 	struct usl_list tunnel_link;
 	struct usl_rb_node snmp_order;		/* snmp.c: by (tunnel id, session id) */
 	struct tunnel *tunnel;
 	struct l2tp_sess *sess;			/* NULL once the engine freed it */
 	uint32_t id;
-	char *name;				/* NULL when unnamed */
 	enum origin origin;
+	char *name;				/* NULL when unnamed */
 	const struct session_profile *prof;	/* shared copy (profile.h) */
 	char ifname[16];			/* data plane interface (IFNAMSIZ), once known */
 	usl_time created, established;
 	struct usl_list waiters;
+	bool named;
 	bool up;
 	void *dp_priv;
 	uint64_t dp_handle;			/* data plane object handle (kernel: ifindex) */
-	char dp_error[128];			/* why the data plane refused it, for the CLI */
+	char *dp_error;				/* why the data plane refused it, for the CLI; NULL: it did not */
 };
 
 /* The daemon's one global state. */
@@ -176,6 +179,13 @@ uint32_t router_id_derive(const struct l2tpd_config *c);
 /* pattern with its "%d" replaced by n (e.g. "l2tpeth%d"); -1 when it does not fit. */
 int ifname_expand(const char *pattern, unsigned n, char *out, size_t outlen);
 void json_add_str(json_object *o, const char *k, const char *v);
+/*
+ * Replaces *text with a formatted message (allocated, freed by the owner):
+ * error texts are rare, so objects carry a pointer, not a buffer.  On
+ * allocation failure *text is left NULL.
+ */
+void text_set(char **text, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void text_vset(char **text, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 /* A name for printing: "" for NULL. */
 static inline const char *name_str(const char *name) { return name ? name : ""; }
 void json_add_int(json_object *o, const char *k, int64_t v);

@@ -280,6 +280,10 @@ static void restart_required(const struct l2tpd_config *o, const struct l2tpd_co
 		json_object_array_add(list, json_object_new_string("global.ctl_socket"));
 	if (o->snmp_config_id != c->snmp_config_id)
 		json_object_array_add(list, json_object_new_string("global.snmp_config_id"));
+	if (o->snmp.enabled != c->snmp.enabled)
+		json_object_array_add(list, json_object_new_string("snmp.enabled"));
+	if (strcmp(o->snmp.agentx_socket, c->snmp.agentx_socket))
+		json_object_array_add(list, json_object_new_string("snmp.agentx_socket"));
 }
 
 static void globals_apply(const struct l2tpd_config *o, const struct l2tpd_config *c)
@@ -309,6 +313,7 @@ void config_apply(struct l2tpd_config *newc, json_object *summary)
 	snprintf(newc->dataplane, sizeof(newc->dataplane), "%s", old->dataplane);
 	snprintf(newc->ctl_socket, sizeof(newc->ctl_socket), "%s", old->ctl_socket);
 	newc->snmp_config_id = old->snmp_config_id;
+	newc->snmp = old->snmp;	/* the subagent was set up at start */
 	l2tpd.conf = newc;
 	globals_apply(old, newc);
 	tunnels_apply(old, newc, &n);

@@ -105,6 +105,7 @@ static void session_unindex_free(struct session *s)
 	l2tpd.n_sessions--;
 	session_profile_put(s->prof);
 	free(s->name);
+	free(s->dp_error);
 	free(s);
 }
 
@@ -259,7 +260,7 @@ static void session_announce_down(struct session *s, const struct l2tp_result *w
 	if (s->sess != NULL && l2tp_sess_dp_state(s->sess) == L2TP_DP_FAILED) {
 		st = CTL_E_DATAPLANE;
 		snprintf(err, sizeof(err), "data plane refused the session%s%s",
-			 s->dp_error[0] ? ": " : "", s->dp_error);
+			 s->dp_error ? ": " : "", name_str(s->dp_error));
 	} else {
 		snprintf(err, sizeof(err), "session closed: CDN result %u (%s)%s%.*s",
 			 why ? why->result : 0, why ? l2tp_cdn_result_name(why->result) : "?",

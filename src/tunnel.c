@@ -171,7 +171,7 @@ static enum ctl_status tunnel_fail_status(const struct tunnel *t, char *err, siz
 		rx += (unsigned)st.rx_msgs[i];
 	if (l2tp_cc_dp_state(t->cc) == L2TP_DP_FAILED) {
 		snprintf(err, errlen, "data plane refused the tunnel%s%s",
-			 t->dp_error[0] ? ": " : "", t->dp_error);
+			 t->dp_error ? ": " : "", name_str(t->dp_error));
 		return CTL_E_DATAPLANE;
 	}
 	if (rx == 0 && !t->closing) {
@@ -482,6 +482,7 @@ static void tunnel_unindex(struct tunnel *t)
 	tunnel_profile_put(t->prof);
 	free(t->session_profile);
 	free(t->name);
+	free(t->dp_error);
 	l2tpd.n_tunnels--;
 }
 

@@ -189,6 +189,22 @@ void json_add_str(json_object *o, const char *k, const char *v)
 	json_object_object_add(o, k, json_object_new_string(v));
 }
 
+void text_vset(char **text, const char *fmt, va_list ap)
+{
+	free(*text);
+	if (vasprintf(text, fmt, ap) < 0)
+		*text = NULL;
+}
+
+void text_set(char **text, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	text_vset(text, fmt, ap);
+	va_end(ap);
+}
+
 void json_add_int(json_object *o, const char *k, int64_t v)
 {
 	json_object_object_add(o, k, json_object_new_int64(v));
