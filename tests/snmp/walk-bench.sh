@@ -2,7 +2,10 @@
 # walk-bench.sh - how long SNMP walks of l2tpv3d's tables take with N tunnels.
 # A benchmark, not a pass/fail test.
 #
-#   tests/snmp/walk-bench.sh [-n TUNNELS] [-c on|off] [-s SESSIONS_PER_TUNNEL]
+#   tests/snmp/walk-bench.sh [-n TUNNELS] [-c on|off] [-s SESSIONS_PER_TUNNEL] [-S on|off] [-R]
+#
+# -c: snmp_config_id on both daemons; -S off: no subagent in a (the rate
+# without SNMP, to compare); -R: only the bring-up rate, no walks.
 #
 # Sets up what tests/snmp/snmp.sh does (snmpd as AgentX master, daemons a
 # and b on loopback, null data plane), creates N tunnels from a to b
@@ -14,13 +17,15 @@
 # The per-varbind cost staying flat as N grows is the O(log n) GETNEXT.
 # Run from a built tree (top_builddir=... for an out-of-tree build).
 set -u
-N=10000 CFG=on SPT=0
-while getopts "n:c:s:h" o; do
+N=10000 CFG=on SPT=0 AGENT=on WALKS=1
+while getopts "n:c:s:S:Rh" o; do
 	case $o in
 	n) N=$OPTARG ;;
 	c) CFG=$OPTARG ;;
 	s) SPT=$OPTARG ;;
-	*) sed -n '2,16p' "$0"; exit 2 ;;
+	S) AGENT=$OPTARG ;;
+	R) WALKS=0 ;;
+	*) sed -n '2,20p' "$0"; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -32,6 +37,7 @@ ulimit -n "$(ulimit -Hn)" 2>/dev/null	# one socket per tunnel and side
 cfg=false; [ "$CFG" = on ] && cfg=true
 for n in a b; do
 	addr=$A_ADDR snmp=true
+	[ "$AGENT" = off ] && snmp=false
 	[ $n = b ] && addr=$B_ADDR snmp=false
 	write_conf $n $addr $snmp $cfg
 	sed -i "s/log_level = \"debug\"/log_level = \"warn\"; max_tunnels = $((N + 1000)); max_half_open = 100000;\
@@ -39,7 +45,8 @@ for n in a b; do
 done
 snmpd_start || { echo "snmpd did not start"; exit 1; }
 start a && start b || exit 1
-wait_until 15 sh -c "snmpget ${SNMP[*]} -Oqv l2tpv3dVersion.0 | grep -q '[0-9]'" ||
+[ "$AGENT" = off ] ||
+	wait_until 15 sh -c "snmpget ${SNMP[*]} -Oqv l2tpv3dVersion.0 | grep -q '[0-9]'" ||
 	{ echo "a did not register with snmpd"; exit 1; }
 
 # cputime PID: user+system seconds so far
@@ -52,7 +59,8 @@ for _ in $(seq "$N"); do echo "tunnel create peer $B_ADDR"; done |
 wait_until 120 sh -c "[ \$($C -s $W/a.ctl -j show daemon | jq .tunnels_established) -ge $N ]" ||
 	{ echo "only $(ctlj a show daemon | jq .tunnels_established) of $N tunnels came up"; exit 1; }
 t1=$(now)
-printf "%d tunnels up in %.2f s (snmp_config_id %s)\n" "$N" "$(echo "$t1 - $t0" | bc)" "$CFG"
+printf "%d tunnels up in %.2f s, %.0f tunnels/s (subagent %s, snmp_config_id %s)\n" "$N" \
+	"$(echo "$t1 - $t0" | bc)" "$(echo "$N / ($t1 - $t0)" | bc -l)" "$AGENT" "$CFG"
 if [ "$SPT" -gt 0 ]; then
 	ctlj a tunnel list | jq -r ".tunnels[].tunnel_id" |
 		while read -r t; do for _ in $(seq "$SPT"); do echo "session create tunnel $t"; done; done |
@@ -60,6 +68,7 @@ if [ "$SPT" -gt 0 ]; then
 	echo "$(ctlj a show daemon | jq .sessions_established) sessions up"
 fi
 
+[ "$AGENT" = on ] && [ $WALKS = 1 ] || exit 0
 apid=$(cat "$W/a.pid")
 # bench NAME COMMAND...: runs it, prints time, varbinds, us/varbind, a's CPU
 bench() {
