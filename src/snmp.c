@@ -34,7 +34,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/select.h>
+#include <sys/socket.h>
+#include <linux/sockios.h>
 
 #include "dp.h"
 #include "l2tpv3d.h"
@@ -66,6 +69,9 @@ static const char l2tpd_version[] = PACKAGE_VERSION;
 #define SNMP_MAX_FDS		8	/* AgentX socket, callback pipes: a handful */
 #define IDX_MAX			24	/* longest row index: type, len, 20 bytes, id */
 #define OID_MAX			MAX_OID_LEN	/* 128: any request OID fits */
+#define NOTIFY_RATE		100	/* notifications per second, sustained */
+#define NOTIFY_BURST		200	/* and in one burst */
+#define NOTIFY_ROOM		16384	/* send-buffer bytes that must stay free */
 
 /* L2TPV3D-MIB: enterprises.99999 is a placeholder until a PEN is assigned. */
 #define MIB_OID			1, 3, 6, 1, 4, 1, 99999
@@ -149,6 +155,11 @@ static struct {
 	struct usl_timer timer;		/* net-snmp's next timeout */
 	struct usl_timer retry;		/* reconnect while disconnected */
 	char socket[CFG_PATH_MAX];
+	/* notification admission (see notify_admit) */
+	double tokens;
+	usl_time refilled;
+	uint64_t suppressed, suppressed_logged;
+	usl_time suppressed_log_time;
 } agent;
 
 static struct usl_rb_root tunnels_by_peer = USL_RB_ROOT_INIT;
@@ -809,6 +820,58 @@ static int mib_handler(netsnmp_mib_handler *handler, netsnmp_handler_registratio
 
 /* ---- notifications ------------------------------------------------------ */
 
+/* True when every socket of net-snmp's has NOTIFY_ROOM bytes free to send. */
+static bool agentx_has_room(void)
+{
+	for (unsigned i = 0; i < agent.n_watch; i++) {
+		int queued, sndbuf;
+		socklen_t len = sizeof(sndbuf);
+
+		if (getsockopt(agent.w[i].fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, &len) < 0)
+			continue;		/* not a socket (net-snmp's pipes) */
+		if (ioctl(agent.w[i].fd, SIOCOUTQ, &queued) < 0)
+			continue;
+		if (queued + NOTIFY_ROOM > sndbuf)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * net-snmp sends a notification with a blocking write on the AgentX
+ * stream.  When 10,000 tunnels come up in a second, a notification each
+ * would fill that socket while snmpd is busy; the write would then stall
+ * the daemon, and snmpd, waiting for us to read its responses, would never
+ * drain it: a deadlock.  So notifications pass a token bucket
+ * (NOTIFY_RATE/s, NOTIFY_BURST at once) and are sent only while the socket
+ * has room; the others are counted as suppressed (and logged once a
+ * second), never queued: a storm's state is in the tables, not the traps.
+ */
+static bool notify_admit(void)
+{
+	usl_time now = usl_timerset_now(l2tpd.timers);
+	double dt = (double)usl_time_to_ms(usl_time_sub(now, agent.refilled)) / 1000.0;
+
+	agent.refilled = now;
+	agent.tokens += dt * NOTIFY_RATE;
+	if (agent.tokens > NOTIFY_BURST)
+		agent.tokens = NOTIFY_BURST;
+	if (agent.tokens >= 1 && agentx_has_room()) {
+		agent.tokens -= 1;
+		return true;
+	}
+	agent.suppressed++;
+	if (usl_time_to_ms(usl_time_sub(now, agent.suppressed_log_time)) >= 1000) {
+		log_warnx("snmp: %llu notifications suppressed (more than %d/s, or snmpd "
+			  "not keeping up); %llu in all",
+			  (unsigned long long)(agent.suppressed - agent.suppressed_logged),
+			  NOTIFY_RATE, (unsigned long long)agent.suppressed);
+		agent.suppressed_logged = agent.suppressed;
+		agent.suppressed_log_time = now;
+	}
+	return false;
+}
+
 static void notify_tunnel(const oid *trap, size_t trap_len, const struct tunnel *t,
 			  const unsigned *cols, size_t n_cols, const struct l2tp_result *why)
 {
@@ -817,7 +880,7 @@ static void notify_tunnel(const oid *trap, size_t trap_len, const struct tunnel 
 	oid name[OID_MAX];
 	struct val v;
 
-	if (!agent.on || !agent.connected)
+	if (!agent.on || !agent.connected || !notify_admit())
 		return;
 	snmp_varlist_add_variable(&vl, snmptrap_oid, OID_LENGTH(snmptrap_oid), ASN_OBJECT_ID,
 				  trap, trap_len * sizeof(oid));
@@ -1075,6 +1138,8 @@ int snmpagent_init(const struct l2tpd_config *c)
 	if (!c->snmp.enabled || agent.on)
 		return 0;
 	agent.on = true;
+	agent.tokens = NOTIFY_BURST;
+	agent.refilled = usl_timerset_now(l2tpd.timers);
 	agent.by_config_id = c->snmp_config_id;
 	snprintf(agent.socket, sizeof(agent.socket), "%s", c->snmp.agentx_socket);
 	index_existing();
