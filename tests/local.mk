@@ -10,6 +10,7 @@ AM_TESTS_ENVIRONMENT = \
 	top_srcdir='$(abs_top_srcdir)'; top_builddir='$(abs_top_builddir)'; \
 	export top_srcdir top_builddir;
 EXTRA_DIST += tests/valgrind-wrap
+EXTRA_DIST += tests/fixtures/pcap/README.md tests/fixtures/pcap/cisco-rfgw10-l2tpv3-ip.pcap
 
 check-valgrind:
 	$(MAKE) $(AM_MAKEFLAGS) check TESTS="$(UNIT_TESTS)" \

@@ -22,9 +22,9 @@ TESTS += tests/unit/wire-oracle.sh
 # one sample message of each type, shared by the tests, the oracle and the fuzz seeds
 ORACLE_SAMPLES = tests/unit/wire-oracle-samples.c tests/unit/wire-oracle-samples.h
 
-# the real captures live beside the repository (../shared/fixtures)
+# the real captures: tests/fixtures (vendored from ../shared/fixtures)
 CODEC_TEST_CFLAGS = $(CHECK_TEST_CFLAGS) $(CRYPTO_CFLAGS) \
-	-DFIXTURES_DIR=\"$(abs_top_srcdir)/../shared/fixtures\"
+	-DFIXTURES_DIR=\"$(abs_top_srcdir)/tests/fixtures\"
 
 tests_unit_check_codec_SOURCES = tests/unit/check_codec.c $(ORACLE_SAMPLES)
 tests_unit_check_codec_CFLAGS = $(CODEC_TEST_CFLAGS)

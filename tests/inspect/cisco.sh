@@ -8,7 +8,7 @@
 need_inspect
 need_cmd jq
 CAP=$FIXTURES/cisco-rfgw10-l2tpv3-ip.pcap
-[ -r "$CAP" ] || skip "$CAP not found: the shared fixtures are not beside the repository"
+[ -r "$CAP" ] || skip "$CAP not found (tests/fixtures is incomplete)"
 need_cmd tshark "reference decoder"
 scratch
 

@@ -7,7 +7,7 @@
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 top_builddir=${top_builddir:-$top_srcdir}
 INSPECT=$top_builddir/src/inspect/l2tpv3-inspect
-FIXTURES=$top_srcdir/../shared/fixtures/pcap
+FIXTURES=$top_srcdir/tests/fixtures/pcap
 MKPCAP=$top_srcdir/tests/inspect/mkpcap.py
 
 command -v log_test >/dev/null 2>&1 || . "$top_srcdir/scripts/lib.sh"

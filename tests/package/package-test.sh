@@ -16,7 +16,7 @@
 # a second daemon (a LAC, started with systemd-run) bringing up a tunnel and a
 # session to it, systemctl reload (good and bad file), a crash and the
 # automatic restart, systemctl stop (StopCCN to the LAC), systemd-analyze
-# verify and security, and dpkg --purge.
+# verify and security, and dpkg --purge.  lintian checks the .deb first.
 #
 # The kernel here may lack L2TP (no module can be loaded in the container
 # anyway): then /etc/default/l2tpv3d adds --dataplane null before the
@@ -110,6 +110,16 @@ else
 fi
 DEB=$(ls "$W"/debs/*.deb | head -1)
 echo "# package: $(dpkg-deb -f "$DEB" Package) $(dpkg-deb -f "$DEB" Version) ($(du -k "$DEB" | cut -f1) KiB)"
+
+# ---- lintian: no error; warnings and notes listed -----------------------------
+if command -v lintian >/dev/null; then
+	lintian --fail-on error --display-info "$DEB" 2>&1 | grep -v "root privileges" >"$W/lintian.log"
+	rc=${PIPESTATUS[0]}
+	sed 's/^/# lintian: /' "$W/lintian.log"
+	log_test $rc "lintian: no error ($(grep -c '^W:' "$W/lintian.log") warnings, $(grep -c '^I:' "$W/lintian.log") notes)"
+else
+	echo "# lintian not installed: not run"
+fi
 
 # ---- the root: Debian minbase, systemd, and the package's dependencies -------
 # (first alternative of each, without versions); cached per package set.

@@ -396,7 +396,7 @@ int main(void)
 
 	fp = fopen(CAPTURE, "rb");
 	if (fp == NULL) {
-		printf("SKIP: %s: %s (the shared fixtures are not beside the repository)\n",
+		printf("SKIP: %s: %s (tests/fixtures is incomplete)\n",
 		       CAPTURE, strerror(errno));
 		return SKIP_RC;
 	}
