@@ -69,8 +69,7 @@ static const char l2tpd_version[] = PACKAGE_VERSION;
 #define SNMP_MAX_FDS		8	/* AgentX socket, callback pipes: a handful */
 #define IDX_MAX			24	/* longest row index: type, len, 20 bytes, id */
 #define OID_MAX			MAX_OID_LEN	/* 128: any request OID fits */
-#define NOTIFY_RATE		100	/* notifications per second, sustained */
-#define NOTIFY_BURST		200	/* and in one burst */
+#define NOTIFY_PER_S		200	/* notifications per second at most */
 #define NOTIFY_ROOM		16384	/* send-buffer bytes that must stay free */
 
 /* L2TPV3D-MIB: enterprises.99999 is a placeholder until a PEN is assigned. */
@@ -155,12 +154,11 @@ static struct {
 	struct usl_timer timer;		/* net-snmp's next timeout */
 	struct usl_timer retry;		/* reconnect while disconnected */
 	char socket[CFG_PATH_MAX];
-	/* notification admission (see notify_admit) */
-	double tokens;
-	usl_time refilled;
-	uint64_t suppressed, suppressed_logged;
-	usl_time suppressed_log_time;
+	uint64_t suppressed;		/* notifications not sent (notify_admit) */
 } agent;
+
+static struct log_ratelimit notify_limit = LOG_RATELIMIT_INIT(1, NOTIFY_PER_S);
+static struct log_ratelimit suppressed_log_limit = LOG_RATELIMIT_INIT(1, 1);
 
 static struct usl_rb_root tunnels_by_peer = USL_RB_ROOT_INIT;
 static struct usl_rb_root sessions_by_id = USL_RB_ROOT_INIT;
@@ -842,33 +840,22 @@ static bool agentx_has_room(void)
  * stream.  When 10,000 tunnels come up in a second, a notification each
  * would fill that socket while snmpd is busy; the write would then stall
  * the daemon, and snmpd, waiting for us to read its responses, would never
- * drain it: a deadlock.  So notifications pass a token bucket
- * (NOTIFY_RATE/s, NOTIFY_BURST at once) and are sent only while the socket
- * has room; the others are counted as suppressed (and logged once a
- * second), never queued: a storm's state is in the tables, not the traps.
+ * drain it: a deadlock.  So notifications pass the log's rate limiter
+ * (NOTIFY_PER_S a second) and are sent only while the socket has room; the
+ * others are counted as suppressed (and logged at most once a second),
+ * never queued: a storm's state is in the tables, not the traps.
  */
 static bool notify_admit(void)
 {
 	usl_time now = usl_timerset_now(l2tpd.timers);
-	double dt = (double)usl_time_to_ms(usl_time_sub(now, agent.refilled)) / 1000.0;
+	unsigned dropped;
 
-	agent.refilled = now;
-	agent.tokens += dt * NOTIFY_RATE;
-	if (agent.tokens > NOTIFY_BURST)
-		agent.tokens = NOTIFY_BURST;
-	if (agent.tokens >= 1 && agentx_has_room()) {
-		agent.tokens -= 1;
+	if (log_ratelimit_admit(&notify_limit, now, &dropped) && agentx_has_room())
 		return true;
-	}
 	agent.suppressed++;
-	if (usl_time_to_ms(usl_time_sub(now, agent.suppressed_log_time)) >= 1000) {
-		log_warnx("snmp: %llu notifications suppressed (more than %d/s, or snmpd "
-			  "not keeping up); %llu in all",
-			  (unsigned long long)(agent.suppressed - agent.suppressed_logged),
-			  NOTIFY_RATE, (unsigned long long)agent.suppressed);
-		agent.suppressed_logged = agent.suppressed;
-		agent.suppressed_log_time = now;
-	}
+	log_warnx_rl(&suppressed_log_limit, now, "snmp: notifications suppressed (more than %d/s, "
+		     "or snmpd not keeping up): %llu in all", NOTIFY_PER_S,
+		     (unsigned long long)agent.suppressed);
 	return false;
 }
 
@@ -1138,8 +1125,6 @@ int snmpagent_init(const struct l2tpd_config *c)
 	if (!c->snmp.enabled || agent.on)
 		return 0;
 	agent.on = true;
-	agent.tokens = NOTIFY_BURST;
-	agent.refilled = usl_timerset_now(l2tpd.timers);
 	agent.by_config_id = c->snmp_config_id;
 	snprintf(agent.socket, sizeof(agent.socket), "%s", c->snmp.agentx_socket);
 	index_existing();

@@ -162,7 +162,7 @@ void fatalx(const char *fmt, ...)
  * interval has passed.  On admission *dropped gets the number suppressed
  * since the last admitted message, which the caller then reports.
  */
-static bool ratelimit_admit(struct log_ratelimit *rl, usl_time now, unsigned *dropped)
+bool log_ratelimit_admit(struct log_ratelimit *rl, usl_time now, unsigned *dropped)
 {
 	if (rl->printed == 0 ||
 	    usl_time_cmp(usl_time_sub(now, rl->window_start), rl->interval) >= 0) {
@@ -183,7 +183,7 @@ bool log_ratelimit_ok(struct log_ratelimit *rl, usl_time now)
 {
 	unsigned dropped;
 
-	if (!ratelimit_admit(rl, now, &dropped))
+	if (!log_ratelimit_admit(rl, now, &dropped))
 		return false;
 	if (dropped)
 		log_warnx("%u messages suppressed by rate limit", dropped);
@@ -196,7 +196,7 @@ void log_warnx_rl(struct log_ratelimit *rl, usl_time now, const char *fmt, ...)
 	unsigned dropped;
 	va_list ap;
 
-	if (LOG_LVL_WARN > log_state.level || !ratelimit_admit(rl, now, &dropped))
+	if (LOG_LVL_WARN > log_state.level || !log_ratelimit_admit(rl, now, &dropped))
 		return;
 	if (dropped)
 		snprintf(suffix, sizeof(suffix), " (%u similar messages suppressed)", dropped);

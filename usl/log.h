@@ -38,6 +38,13 @@ struct log_ratelimit {
 #define LOG_RATELIMIT_INIT(interval_s, burst_n) \
 	{ { (int64_t)(interval_s) * 1000000000 }, (burst_n), { 0 }, 0, 0 }
 
+/*
+ * The limiter alone, for anything that must not happen more than burst
+ * times per interval: true when admitted (*dropped: how many were refused
+ * since the last admission), false when refused (counted).
+ */
+bool log_ratelimit_admit(struct log_ratelimit *rl, usl_time now, unsigned *dropped);
+
 /* Returns true when a message may be printed now; it reports suppressed counts. */
 bool log_ratelimit_ok(struct log_ratelimit *rl, usl_time now);
 void log_warnx_rl(struct log_ratelimit *rl, usl_time now, const char *fmt, ...) USL_PRINTF(3, 4);
