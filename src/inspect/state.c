@@ -114,6 +114,17 @@ static void sess_request(struct conn *c, int s, struct insp_rec *r, const struct
 	c->n_sessions++;
 }
 
+/* True when x is in state want; else the message is recorded as in the wrong state. */
+static bool sess_in_state(const struct sess *x, enum sstate want, struct insp_rec *r,
+			  const struct l2tp_msg *m)
+{
+	if (x->state == want)
+		return true;
+	insp_rec_violation(r, V_WRONG_STATE, "%s for a session in state %s",
+			   l2tp_msg_type_name(m->type), sstate_names[x->state]);
+	return false;
+}
+
 static void sess_reply(struct conn *c, int s, struct insp_rec *r, const struct l2tp_msg *m)
 {
 	uint16_t req = m->type == L2TP_MSG_ICRP ? L2TP_MSG_ICRQ : L2TP_MSG_OCRQ;
@@ -123,11 +134,8 @@ static void sess_reply(struct conn *c, int s, struct insp_rec *r, const struct l
 		wrong_state(c, r, m, "answers no request (Remote Session ID unknown)");
 		return;
 	}
-	if (x->state != SS_WAIT_REPLY) {
-		insp_rec_violation(r, V_WRONG_STATE, "%s for a session in state %s",
-				   l2tp_msg_type_name(m->type), sstate_names[x->state]);
+	if (!sess_in_state(x, SS_WAIT_REPLY, r, m))
 		return;
-	}
 	x->sid[s] = m->local_sid;
 	x->state = SS_WAIT_CONNECT;
 }
@@ -142,11 +150,8 @@ static void sess_connected(struct conn *c, int s, struct insp_rec *r, const stru
 		wrong_state(c, r, m, "for no session being set up");
 		return;
 	}
-	if (x->state != SS_WAIT_CONNECT) {
-		insp_rec_violation(r, V_WRONG_STATE, "%s for a session in state %s",
-				   l2tp_msg_type_name(m->type), sstate_names[x->state]);
+	if (!sess_in_state(x, SS_WAIT_CONNECT, r, m))
 		return;
-	}
 	x->state = SS_ESTABLISHED;
 }
 

@@ -99,15 +99,23 @@ static void batch_run(struct mnl_socket *nl, struct mnl_nlmsg_batch *b, unsigned
 	mnl_nlmsg_batch_reset(b);
 }
 
-static struct nlmsghdr *genl_put(struct mnl_nlmsg_batch *b, uint16_t type, uint8_t cmd,
-				 uint8_t version, uint16_t flags)
+/* A request header at the end of the batch, with the next sequence number. */
+static struct nlmsghdr *msg_put(struct mnl_nlmsg_batch *b, uint16_t type, uint16_t flags)
 {
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(mnl_nlmsg_batch_current(b));
-	struct genlmsghdr *g;
 
 	nlh->nlmsg_type = type;
 	nlh->nlmsg_flags = NLM_F_REQUEST | flags;
 	nlh->nlmsg_seq = ++seq;
+	return nlh;
+}
+
+static struct nlmsghdr *genl_put(struct mnl_nlmsg_batch *b, uint16_t type, uint8_t cmd,
+				 uint8_t version, uint16_t flags)
+{
+	struct nlmsghdr *nlh = msg_put(b, type, flags);
+	struct genlmsghdr *g;
+
 	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
 	g->cmd = cmd;
 	g->version = version;
@@ -212,12 +220,9 @@ static void link_all(unsigned n)
 	char name[IFNAMSIZ];
 
 	for (unsigned i = 0; i < n; i++) {
-		struct nlmsghdr *nlh = mnl_nlmsg_put_header(mnl_nlmsg_batch_current(b));
+		struct nlmsghdr *nlh = msg_put(b, RTM_NEWLINK, NLM_F_ACK);
 		struct ifinfomsg *ifi;
 
-		nlh->nlmsg_type = RTM_NEWLINK;
-		nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
-		nlh->nlmsg_seq = ++seq;
 		ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
 		snprintf(name, sizeof(name), "nlb%u", i);
 		ifi->ifi_index = (int)if_nametoindex(name);
