@@ -36,7 +36,9 @@ expect_count 4 k_tunnels "$NSA" && expect_count 8 k_sessions "$NSA" && same a "$
 rc=$?; log_test $rc "4 tunnels (UDP/IP, v4/v6), 8 sessions: ip l2tp show == l2tpv3ctl on A and B"
 [ $rc = 0 ] || { show_diff a "$NSA"; show_diff b "$NSB"; }
 
-S1=$(ctlj a session list | jq -r '.sessions[0].session_id')
+# A session of the first tunnel: one of the last would go with its tunnel,
+# and leave 6 sessions instead of 5.
+S1=$(ctlj a session list | jq -r --argjson t "${T[0]}" '[.sessions[] | select(.tunnel_id == $t)][0].session_id')
 # Both deletes reach the other daemon and its kernel asynchronously: wait
 # until daemons and kernels agree, not just until the counts are right.
 converged() {
