@@ -339,6 +339,8 @@ static void track(struct conn *c, int s, struct insp_rec *r, const struct insp_p
 	count(&c->side[s], m, known);
 	insp_seq_nr(c, s, r, m->nr);
 	fresh = insp_seq_ns(c, s, r, pk, m->ns, known ? m->type : 0xffff, is_ack);
+	if (fresh && known && m->type == L2TP_MSG_STOPCCN)
+		insp_seq_closed_by(c, s, m->nr);
 	if (usable && fresh && (m->type == L2TP_MSG_SCCRQ || m->type == L2TP_MSG_SCCRP))
 		insp_state_handshake(c, s, m);
 	if (m->type == L2TP_MSG_STOPCCN && l2tp_msg_has(m, L2TP_AVP_ASSIGNED_CCID))

@@ -104,6 +104,7 @@ void insp_seq_nr(struct conn *c, int s, struct insp_rec *r, uint16_t nr);
 bool insp_seq_ns(struct conn *c, int s, struct insp_rec *r, const struct insp_pkt *pk,
 		 uint16_t ns, uint16_t type, bool is_ack);
 void insp_seq_finish(struct side *S, const struct side *R, int64_t end);
+void insp_seq_closed_by(struct conn *c, int s, uint16_t nr);
 
 /* state.c: state machines (7.2 - 7.4), authentication (4.3) */
 const char *insp_cstate_name(enum cstate st);

@@ -168,6 +168,31 @@ bool insp_seq_ns(struct conn *c, int s, struct insp_rec *r, const struct insp_pk
 }
 
 /*
+ * Side s's StopCCN, carrying Nr, ends the connection: the other side's
+ * messages from Nr on never reached s (delivery is in order; a capture
+ * taken before a lossy hop shows copies the peer never got), and nobody
+ * retransmits them any more.  Copies still waiting for an acknowledgement
+ * were lost, not ignored: a note, not an unacked-retransmission.
+ */
+void insp_seq_closed_by(struct conn *c, int s, uint16_t nr)
+{
+	struct side *R = &c->side[!s];
+	struct sent *e;
+	unsigned i;
+
+	for (i = 0; i < RING && R->n_waiting; i++) {
+		e = &R->ring[i];
+		if (e->waiting == NULL || seq_before(e->ns, nr))
+			continue;
+		insp_rec_note(e->waiting, "never reached the peer before its StopCCN (Nr %u): "
+			      "lost, not ignored", nr);
+		insp_rec_hold(e->waiting, false);
+		e->waiting = NULL;
+		R->n_waiting--;
+	}
+}
+
+/*
  * A retransmission still unacknowledged at the end.  The peer's
  * acknowledgements reach this connection only when they carry a CCID we
  * know is S's (announced, not guessed); otherwise there is nothing to say.

@@ -52,6 +52,11 @@ log_test $? "an L2TPv2 message on port 1701 is noted, not linted"
 "$INSPECT" - < "$T/clean-eth-qinq-udp4.pcapng" | tail -1 | grep -q "14 control messages"
 log_test $? "reads a capture from stdin (-)"
 
+"$INSPECT" -j "$T/lost-before-stopccn.pcap" > "$T/l.json"
+[ $? = 0 ] && jq_check "$T/l.json" 'select(.summary) | .summary.violations == 0' &&
+	jq_check "$T/l.json" 'select(.notes) | select(any(.notes[]; contains("never reached the peer before its StopCCN")))'
+log_test $? "copies the peer's StopCCN shows it never got: lost, not an unacked retransmission"
+
 "$INSPECT" -j "$T/port1702.pcap" > "$T/p.json" &&
 	jq_check "$T/p.json" 'select(.summary) | .summary | .messages == 14 and .data_messages == 2'
 log_test $? "port 1702 without --udp-port: control messages found by their header alone"

@@ -55,7 +55,22 @@ start_capture() {
 		ip netns exec "$ns" tshark -i "$ifc" -q -w "$file" 2>"$file.log" &
 	fi
 	CAPTURE_PID=$!
-	wait_until 10 grep -q "listening on\|Capturing on" "$file.log"
+	wait_until 10 grep -q "listening on\|Capturing on" "$file.log" &&
+		wait_until 10 test -s "$file" || return 1
+	# Saying so comes a moment before packets reach the file, and a busy
+	# machine stretches that moment: wait until a probe (an ICMP echo to the
+	# interface's broadcast address, which the decoder ignores) or any other
+	# packet has been written after the file's header.
+	CAPTURE_HEADER=$(stat -c %s "$file")
+	CAPTURE_BRD=$(ip -n "$ns" -4 -o addr show dev "$ifc" |
+		awk '{ for (i = 1; i < NF; i++) if ($i == "brd") { print $(i + 1); exit } }')
+	wait_until 10 capture_live "$ns" "$file"
+}
+
+capture_live() {	# capture_live NS FILE: probes, true once FILE grew
+	[ -z "$CAPTURE_BRD" ] ||
+		ip netns exec "$1" ping -b -c 1 -W 0.1 "$CAPTURE_BRD" >/dev/null 2>&1
+	[ "$(stat -c %s "$2")" -gt "$CAPTURE_HEADER" ]
 }
 
 # stop_capture: SIGINT lets the capturer flush and close the file.

@@ -398,6 +398,20 @@ def write_clean(out):
         cap.add(ip4(a_ip, b_ip, 17, udp(a_ip, b_ip, 50000, 1702, payload)))
     clean_conversation(cap, port=1702)
     cap.write(os.path.join(out, "port1702.pcap"))
+    # captured before a lossy hop: B's HELLO and both its copies never reach
+    # A, whose StopCCN (Nr still at the HELLO) ends the connection
+    cap = Capture()
+    a, b = Peer("192.0.2.1", 50000, 0x0a0a0a0a, "lac"), Peer("192.0.2.2", 1701, 0x0b0b0b0b, "lns")
+    cv = Conv(cap, a, b)
+    cv.handshake()
+    hello_ns = b.ns
+    cv.send(b, HELLO)
+    cv.resend(b, 1.0)
+    cv.resend(b, 2.0)
+    cv.send(a, STOPCCN, [avp(RESULT, u16(1) + u16(0) + b"bye"), avp(CCID, u32(a.ccid))],
+            nr=hello_ns, dt=1.5)
+    cv.ack(b)
+    cap.write(os.path.join(out, "lost-before-stopccn.pcap"))
 
 
 # ---- one conversation per fault ----
