@@ -41,6 +41,19 @@ union saddr {
 	struct sockaddr_in6 in6;
 };
 
+/*
+ * One received datagram, as the transport hands it over: lfd is the socket
+ * that answers for the listener (-1: any listener of the family), to the
+ * local address it was sent to.
+ */
+struct l2tp_rx {
+	int lfd;
+	const uint8_t *buf;
+	size_t len;
+	const struct sockaddr *from, *to;
+	enum l2tp_encap encap;
+};
+
 /* Where an object came from: shown by `tunnel list`, decides reload behaviour. */
 enum origin { ORIGIN_CLI, ORIGIN_CONFIG, ORIGIN_PEER };
 const char *origin_name(enum origin o);
@@ -53,6 +66,9 @@ struct l2tpd_stats {
 	uint64_t drops[L2TP_DROP__COUNT];	/* includes drops before a tunnel is found */
 	uint64_t ctl_requests;
 	uint64_t rx_datagrams, tx_datagrams, tx_errors;
+	uint64_t refusals_sent;		/* StopCCNs answering SCCRQs we made nothing for */
+	uint64_t refusals_suppressed;	/* the same, over the global refusal rate */
+	uint64_t half_open_evicted;	/* peers' half-open connections dropped for new ones */
 };
 
 /* A remote LCCE: found by (family, address, port 0) in the peer hash. */
@@ -60,7 +76,7 @@ struct peer {
 	struct usl_hnode hnode;			/* l2tpd.peers */
 	union saddr addr;			/* port zeroed: identity is the address */
 	struct usl_list tunnels;		/* struct tunnel.peer_link */
-	unsigned n_tunnels;
+	unsigned n_tunnels;			/* references: one per tunnel */
 	struct usl_list connecting;		/* our tunnels in wait-ctl-reply (tie breaks) */
 	struct idalloc config_ids;		/* lowest free config_id, when enabled */
 };
@@ -105,7 +121,11 @@ struct tunnel {
 	unsigned n_sessions;
 	void *dp_priv;				/* the data plane's state */
 	char *dp_error;				/* why the data plane refused it, for the CLI; NULL: it did not */
-	struct usl_list connecting_link;	/* peer->connecting while in wait-ctl-reply */
+	/*
+	 * peer->connecting while we wait for the peer's SCCRP (tie breaks);
+	 * l2tpd.half_open_in while we wait for its SCCCN (eviction, oldest first)
+	 */
+	struct usl_list connecting_link;
 };
 
 struct session {
@@ -146,6 +166,7 @@ struct l2tpd {
 	struct usl_hash sessions;		/* by local session ID (host-unique) */
 	struct usl_hash sessions_by_name;
 	unsigned n_tunnels, n_sessions, n_half_open;
+	struct usl_list half_open_in;		/* responders in wait-ctl-conn, oldest first */
 	unsigned n_tunnels_up, n_sessions_up;
 
 	uint32_t router_id;
@@ -195,8 +216,9 @@ void sd_notifyf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* peer.c */
 int peer_init(void);
-struct peer *peer_get(const struct sockaddr *addr);	/* find or create */
-void peer_put(struct peer *p);				/* frees it when it has no tunnels */
+struct peer *peer_find(const struct sockaddr *addr);	/* NULL when unknown; takes no reference */
+struct peer *peer_get(const struct sockaddr *addr);	/* find or create, and take a reference */
+void peer_put(struct peer *p);				/* drop it; frees at the last one */
 
 /* tunnel.c */
 int tunnel_init(void);
@@ -211,10 +233,13 @@ struct tunnel *tunnel_connect(const struct cfg_addr *peer, const struct cfg_addr
 			      const char *secret, enum origin origin, enum ctl_status *st,
 			      char *err, size_t errlen);
 void tunnel_delete(struct tunnel *t, uint16_t result, const char *msg);
-/* A datagram for no tunnel socket: an SCCRQ on a listener (or a stray). */
-void tunnel_input_listener(int lfd, const uint8_t *buf, size_t len,
-			   const struct sockaddr *from, const struct sockaddr *to,
-			   enum l2tp_encap encap);
+/*
+ * A datagram on a listener: an SCCRQ (validated before anything is made for
+ * it), or a message for an existing tunnel from that tunnel's peer.  Also a
+ * CCID-0 message that reached a tunnel's socket: SCCRQs are never a
+ * tunnel's business.
+ */
+void tunnel_input_listener(const struct l2tp_rx *rx);
 /* A datagram on the tunnel's own socket. */
 void tunnel_input(struct tunnel *t, const uint8_t *buf, size_t len, const struct sockaddr *from);
 void tunnel_dp_done(struct tunnel *t, int err);
@@ -252,9 +277,8 @@ int transport_tunnel_open(struct tunnel *t, char *err, size_t errlen);
 void transport_tunnel_close(struct tunnel *t);
 int transport_tunnel_connect(struct tunnel *t, const struct sockaddr *peer);
 int transport_send(struct tunnel *t, const uint8_t *buf, size_t len);
-/* Sends from a listener socket (StopCCN refusals before a tunnel exists). */
-int transport_listener_reply(int lfd, const struct sockaddr *to, const struct sockaddr *from,
-			     const uint8_t *buf, size_t len);
+/* Answers rx from its listener (StopCCN refusals before a tunnel exists). */
+int transport_listener_reply(const struct l2tp_rx *rx, const uint8_t *buf, size_t len);
 
 /* ctl.c */
 int ctl_init(const struct l2tpd_config *c, char *err, size_t errlen);
@@ -295,5 +319,7 @@ void static_tunnels_stop(void);
 /* A static tunnel went down on its own: start it again after a backoff. */
 void static_tunnel_lost(const char *name);
 void static_tunnel_up(const char *name);
+/* A static tunnel lost a tie break: t, the peer's, now bears its name; start its sessions. */
+void static_tunnel_adopted(struct tunnel *t);
 
 #endif

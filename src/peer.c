@@ -1,9 +1,12 @@
 /*
  * src/peer.c - remote LCCEs, indexed by address.
  *
- * A peer exists while it has tunnels.  It owns the list of its tunnels
- * (for crossed-SCCRQ detection) and, when snmp_config_id is on, the
- * allocator of its tunnels' config_id (lowest free, O(log n)).
+ * A peer exists exactly while tunnels reference it: each tunnel takes one
+ * reference (peer_get) and drops it when it goes (peer_put).  Code that only
+ * looks at a peer (crossed-SCCRQ detection) uses peer_find and must not use
+ * the pointer after anything that may free a tunnel.  A peer owns the list
+ * of its tunnels and, when snmp_config_id is on, the allocator of its
+ * tunnels' config_id (lowest free, O(log n)).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -27,14 +30,21 @@ int peer_init(void)
 	return usl_hash_init(&l2tpd.peers, 256, peer_eq);
 }
 
+struct peer *peer_find(const struct sockaddr *addr)
+{
+	struct usl_hnode *n = usl_hash_lookup(&l2tpd.peers, addr, sockaddr_hash_addr(addr));
+
+	return n ? usl_hash_entry(n, struct peer, hnode) : NULL;
+}
+
 struct peer *peer_get(const struct sockaddr *addr)
 {
-	uint32_t h = sockaddr_hash_addr(addr);
-	struct usl_hnode *n = usl_hash_lookup(&l2tpd.peers, addr, h);
-	struct peer *p;
+	struct peer *p = peer_find(addr);
 
-	if (n != NULL)
-		return usl_hash_entry(n, struct peer, hnode);
+	if (p != NULL) {
+		p->n_tunnels++;
+		return p;
+	}
 	p = calloc(1, sizeof(*p));
 	if (p == NULL)
 		return NULL;
@@ -46,13 +56,14 @@ struct peer *peer_get(const struct sockaddr *addr)
 		free(p);
 		return NULL;
 	}
-	usl_hash_insert(&l2tpd.peers, &p->hnode, h);
+	p->n_tunnels = 1;
+	usl_hash_insert(&l2tpd.peers, &p->hnode, sockaddr_hash_addr(addr));
 	return p;
 }
 
 void peer_put(struct peer *p)
 {
-	if (p->n_tunnels > 0)
+	if (--p->n_tunnels > 0)
 		return;
 	usl_hash_remove(&l2tpd.peers, &p->hnode);
 	idalloc_destroy(&p->config_ids);

@@ -178,6 +178,16 @@ void static_tunnel_lost(const char *name)
 	usl_timer_arm(l2tpd.timers, &r->timer, usl_time_s(delay));
 }
 
+void static_tunnel_adopted(struct tunnel *t)
+{
+	const struct static_tunnel *st = t->name ? find_static(l2tpd.conf, t->name) : NULL;
+
+	if (st == NULL)
+		return;
+	for (unsigned i = 0; i < st->n_sessions; i++)
+		static_session_start(t, l2tpd.conf, &st->sessions[i], NULL);
+}
+
 void static_tunnel_up(const char *name)
 {
 	struct static_retry *r = name ? retry_find(name) : NULL;

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "l2tpv3d.h"
+#include "usl/buf.h"
 #include "usl/log.h"
 
 #ifndef IPPROTO_L2TP
@@ -31,7 +32,8 @@
 #endif
 
 #define RX_BATCH	16
-#define RX_BUFSZ	L2TP_MAX_MSG
+/* one byte more than any control message: a longer datagram shows as too long */
+#define RX_BUFSZ	(L2TP_MAX_MSG + 1)
 
 struct listener {
 	int fd;
@@ -88,10 +90,25 @@ static void rx_dest(struct msghdr *mh, int family, uint16_t port, struct sockadd
 	sockaddr_set_port((struct sockaddr *)to, port);
 }
 
+/*
+ * A datagram that filled the buffer was longer than any control message
+ * (and was truncated): it is counted and dropped, never parsed cut short.
+ */
+static bool rx_too_long(int i)
+{
+	if (rx_msgs[i].msg_len < L2TP_MAX_MSG + 1 && !(rx_msgs[i].msg_hdr.msg_flags & MSG_TRUNC))
+		return false;
+	l2tpd.stats.drops[L2TP_DROP_TOO_LONG]++;
+	log_debug("dropped a datagram from %s: longer than %u octets",
+		  sockaddr_ntop((struct sockaddr *)&rx_from[i]), (unsigned)L2TP_MAX_MSG);
+	return true;
+}
+
 static void listener_read(int fd, short what, void *arg)
 {
 	struct listener *l = arg;
 	struct sockaddr_storage to;
+	struct l2tp_rx rx;
 	int n;
 
 	(void)what;
@@ -104,10 +121,13 @@ static void listener_read(int fd, short what, void *arg)
 	}
 	for (int i = 0; i < n; i++) {
 		l2tpd.stats.rx_datagrams++;
+		if (rx_too_long(i))
+			continue;
 		rx_dest(&rx_msgs[i].msg_hdr, l->family, l2tpd.conf->udp_port, &to);
-		tunnel_input_listener(fd, rx_buf[i], rx_msgs[i].msg_len,
-				      (struct sockaddr *)&rx_from[i], (struct sockaddr *)&to,
-				      l->encap);
+		rx = (struct l2tp_rx){ fd, rx_buf[i], rx_msgs[i].msg_len,
+				       (struct sockaddr *)&rx_from[i], (struct sockaddr *)&to,
+				       l->encap };
+		tunnel_input_listener(&rx);
 	}
 }
 
@@ -207,6 +227,12 @@ void transport_shutdown(void)
 	n_listeners = 0;
 }
 
+/* A control message with Control Connection ID 0: only an SCCRQ may be one. */
+static bool rx_ccid_zero(const uint8_t *buf, size_t len)
+{
+	return len >= L2TP_CTRL_HDR_LEN && (buf[0] & 0x80) && usl_get_be32(buf + 4) == 0;
+}
+
 static void tunnel_sock_read(int fd, short what, void *arg)
 {
 	struct tunnel *t = arg;
@@ -226,6 +252,16 @@ static void tunnel_sock_read(int fd, short what, void *arg)
 		/* the tunnel may go away while handling a message of the batch */
 		if (i > 0 && tunnel_find(id) != t)
 			return;
+		if (rx_too_long(i))
+			continue;
+		if (rx_ccid_zero(rx_buf[i], rx_msgs[i].msg_len)) {
+			/* an SCCRQ (simultaneous open from our port): the listener's */
+			struct l2tp_rx rx = { -1, rx_buf[i], rx_msgs[i].msg_len,
+					      (struct sockaddr *)&rx_from[i],
+					      (struct sockaddr *)&t->local, t->encap };
+			tunnel_input_listener(&rx);
+			continue;
+		}
 		tunnel_input(t, rx_buf[i], rx_msgs[i].msg_len, (struct sockaddr *)&rx_from[i]);
 	}
 }
@@ -344,39 +380,66 @@ int transport_send(struct tunnel *t, const uint8_t *buf, size_t len)
 	return 0;
 }
 
-int transport_listener_reply(int lfd, const struct sockaddr *to, const struct sockaddr *from,
-			     const uint8_t *buf, size_t len)
+/* The listener that answers rx: its own, or one of its family and encapsulation. */
+static const struct listener *reply_listener(const struct l2tp_rx *rx)
 {
-	struct msghdr mh = { 0 };
-	struct iovec iov = { (void *)buf, len };
-	uint8_t cbuf[CMSG_SPACE(sizeof(struct in6_pktinfo))] = { 0 };
+	for (unsigned i = 0; i < n_listeners; i++)
+		if (rx->lfd >= 0 ? listeners[i].fd == rx->lfd
+				 : (listeners[i].family == rx->from->sa_family &&
+				    listeners[i].encap == rx->encap))
+			return &listeners[i];
+	return NULL;
+}
+
+/* Source address of a reply: the address the request was sent to. */
+static void reply_pktinfo(struct msghdr *mh, uint8_t *cbuf, const struct sockaddr *from)
+{
 	struct cmsghdr *c;
 
-	mh.msg_name = (void *)to;
-	mh.msg_namelen = sockaddr_len(to);
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	/* answer from the address the request was sent to */
-	if (from != NULL && from->sa_family == AF_INET) {
+	if (from->sa_family == AF_INET) {
 		struct in_pktinfo pi = { .ipi_spec_dst = ((const struct sockaddr_in *)from)->sin_addr };
-		mh.msg_control = cbuf;
-		mh.msg_controllen = CMSG_SPACE(sizeof(pi));
-		c = CMSG_FIRSTHDR(&mh);
+		mh->msg_control = cbuf;
+		mh->msg_controllen = CMSG_SPACE(sizeof(pi));
+		c = CMSG_FIRSTHDR(mh);
 		c->cmsg_level = IPPROTO_IP;
 		c->cmsg_type = IP_PKTINFO;
 		c->cmsg_len = CMSG_LEN(sizeof(pi));
 		memcpy(CMSG_DATA(c), &pi, sizeof(pi));
-	} else if (from != NULL && from->sa_family == AF_INET6) {
+	} else if (from->sa_family == AF_INET6) {
 		struct in6_pktinfo pi = { .ipi6_addr = ((const struct sockaddr_in6 *)from)->sin6_addr };
-		mh.msg_control = cbuf;
-		mh.msg_controllen = CMSG_SPACE(sizeof(pi));
-		c = CMSG_FIRSTHDR(&mh);
+		mh->msg_control = cbuf;
+		mh->msg_controllen = CMSG_SPACE(sizeof(pi));
+		c = CMSG_FIRSTHDR(mh);
 		c->cmsg_level = IPPROTO_IPV6;
 		c->cmsg_type = IPV6_PKTINFO;
 		c->cmsg_len = CMSG_LEN(sizeof(pi));
 		memcpy(CMSG_DATA(c), &pi, sizeof(pi));
 	}
-	if (sendmsg(lfd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
+}
+
+int transport_listener_reply(const struct l2tp_rx *rx, const uint8_t *buf, size_t len)
+{
+	const struct listener *l = reply_listener(rx);
+	uint8_t cbuf[CMSG_SPACE(sizeof(struct in6_pktinfo))] = { 0 };
+	struct iovec iov = { (void *)buf, len };
+	struct msghdr mh = { 0 };
+	struct sockaddr_storage dst;
+
+	if (l == NULL)
+		return -1;
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	if (l->encap == L2TP_ENCAP_IP) {
+		/* the L2TP/IP socket adds the zero Session ID itself */
+		mh.msg_namelen = l2tpip_addr(rx->from, 0, &dst);
+	} else {
+		memcpy(&dst, rx->from, sockaddr_len(rx->from));
+		mh.msg_namelen = sockaddr_len(rx->from);
+		if (rx->to != NULL)
+			reply_pktinfo(&mh, cbuf, rx->to);
+	}
+	mh.msg_name = &dst;
+	if (sendmsg(l->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
 		l2tpd.stats.tx_errors++;
 		return -1;
 	}

@@ -29,13 +29,19 @@ static bool tunnel_id_eq(const struct usl_hnode *n, const void *key)
 	return usl_hash_entry(n, struct tunnel, by_id)->id == *(const uint32_t *)key;
 }
 
+/* The exact peer: address and port (a retransmitted SCCRQ comes from both). */
+static bool sockaddr_eq_full(const struct sockaddr *a, const struct sockaddr *b)
+{
+	return sockaddr_eq_addr(a, b) && sockaddr_port(a) == sockaddr_port(b);
+}
+
 static bool tunnel_peer_eq(const struct usl_hnode *n, const void *key)
 {
 	const struct tunnel *t = usl_hash_entry(n, struct tunnel, by_peer_ccid);
 	const struct peer_ccid_key *k = key;
 
 	return l2tp_cc_peer_ccid(t->cc) == k->peer_ccid &&
-	       sockaddr_eq_addr((const struct sockaddr *)&t->remote, k->addr);
+	       sockaddr_eq_full((const struct sockaddr *)&t->remote, k->addr);
 }
 
 static bool tunnel_name_eq(const struct usl_hnode *n, const void *key)
@@ -65,6 +71,7 @@ int tunnel_init(void)
 	    usl_hash_init(&l2tpd.tunnels_by_name, 64, tunnel_name_eq) < 0)
 		return -1;
 	usl_rb_init(&l2tpd.tunnel_order);
+	usl_list_init(&l2tpd.half_open_in);
 	return 0;
 }
 
@@ -216,14 +223,15 @@ static void tunnel_on_event(struct l2tp_cc *cc, enum l2tp_cc_state from, enum l2
 	struct tunnel *t = l2tp_cc_user(cc);
 
 	log_debug("tunnel %u: %s -> %s", t->id, l2tp_cc_state_name(from), l2tp_cc_state_name(to));
-	if (from == L2TP_CC_WAIT_CTL_REPLY) {
+	if (from == L2TP_CC_WAIT_CTL_REPLY || from == L2TP_CC_WAIT_CTL_CONN) {
 		usl_list_del(&t->connecting_link);
 		l2tpd.n_half_open--;
 	}
-	if (from == L2TP_CC_WAIT_CTL_CONN)
-		l2tpd.n_half_open--;
-	if (to == L2TP_CC_WAIT_CTL_CONN)
+	if (to == L2TP_CC_WAIT_CTL_CONN) {
+		/* oldest first: the one to evict when the table is full */
+		usl_list_add_tail(&l2tpd.half_open_in, &t->connecting_link);
 		l2tpd.n_half_open++;
+	}
 	if (to == L2TP_CC_ESTABLISHED && l2tp_cc_dp_state(cc) == L2TP_DP_UP)
 		tunnel_announce_up(t);
 	if (to == L2TP_CC_STOPPING || to == L2TP_CC_CLOSED) {
@@ -294,8 +302,8 @@ static usl_time ms(uint32_t v)
 	return usl_time_ms(v);
 }
 
-static void cc_cfg_from_profile(struct l2tp_cc_cfg *cfg, const struct tunnel *t,
-				const char *secret)
+static void cc_cfg_from_profile(struct l2tp_cc_cfg *cfg, const struct tunnel_profile *prof,
+				enum l2tp_encap encap, const char *secret)
 {
 	l2tp_cc_cfg_init(cfg);
 	if (l2tpd.dp->pw_types != NULL)	/* advertise what the data plane can carry */
@@ -303,21 +311,24 @@ static void cc_cfg_from_profile(struct l2tp_cc_cfg *cfg, const struct tunnel *t,
 	cfg->host_name = l2tpd.hostname;
 	cfg->router_id = l2tpd.router_id;
 	cfg->vendor_name = "l2tpv3d";
-	cfg->encap = t->encap;
-	cfg->rx_window = t->prof->rx_window;
-	cfg->rtx_initial = ms(t->prof->retransmit_initial_ms);
-	cfg->rtx_cap = ms(t->prof->retransmit_cap_ms);
-	cfg->max_retries = t->prof->max_retries;
-	cfg->sccrq_max_retries = t->prof->sccrq_max_retries;
-	cfg->ack_delay = ms(t->prof->delayed_ack_ms);
-	cfg->explicit_ack = t->prof->send_ack_msg;
-	cfg->hello_interval = t->prof->hello_interval_ms ? ms(t->prof->hello_interval_ms)
-							: USL_TIME_NEVER;
-	cfg->auth_enabled = t->prof->digest != CFG_DIGEST_NONE;
-	cfg->digest_type = t->prof->digest == CFG_DIGEST_SHA1 ? L2TP_DIGEST_HMAC_SHA1
-							     : L2TP_DIGEST_HMAC_MD5;
+	cfg->encap = encap;
+	cfg->rx_window = prof->rx_window;
+	cfg->rtx_initial = ms(prof->retransmit_initial_ms);
+	cfg->rtx_cap = ms(prof->retransmit_cap_ms);
+	cfg->max_retries = prof->max_retries;
+	cfg->sccrq_max_retries = prof->sccrq_max_retries;
+	cfg->ack_delay = ms(prof->delayed_ack_ms);
+	cfg->explicit_ack = prof->send_ack_msg;
+	cfg->hello_interval = prof->hello_interval_ms ? ms(prof->hello_interval_ms)
+						      : USL_TIME_NEVER;
+	cfg->auth_enabled = prof->digest != CFG_DIGEST_NONE;
+	cfg->digest_type = prof->digest == CFG_DIGEST_SHA1 ? L2TP_DIGEST_HMAC_SHA1
+							  : L2TP_DIGEST_HMAC_MD5;
 	cfg->secret = (const uint8_t *)secret;	/* the engine keeps its own copy */
 	cfg->secret_len = strlen(secret);
+	cfg->hide_avps = prof->hide_avps;
+	/* 5.4.3: simultaneous opens to one peer then resolve on both sides */
+	cfg->send_tie_breaker = true;
 }
 
 /* Allocates, indexes and opens the socket of a new tunnel (no message yet). */
@@ -358,7 +369,7 @@ static struct tunnel *tunnel_new(const struct sockaddr *remote, const struct soc
 	}
 	if (transport_tunnel_open(t, err, errlen) < 0)
 		goto fail;
-	cc_cfg_from_profile(&cfg, t, secret);
+	cc_cfg_from_profile(&cfg, t->prof, t->encap, secret);
 	t->cc = l2tp_cc_new(&cfg, &tunnel_ops, l2tpd.timers, t->id, t);
 	if (t->cc == NULL) {
 		snprintf(err, errlen, "protocol engine refused the profile: %s", strerror(errno));
@@ -370,7 +381,6 @@ static struct tunnel *tunnel_new(const struct sockaddr *remote, const struct soc
 		goto fail;
 	}
 	usl_list_add_tail(&t->peer->tunnels, &t->peer_link);
-	t->peer->n_tunnels++;
 	if (l2tpd.conf->snmp_config_id)
 		t->config_id = idalloc_get(&t->peer->config_ids);
 	usl_hash_insert(&l2tpd.tunnels, &t->by_id, usl_hash_u32(t->id));
@@ -475,7 +485,6 @@ static void tunnel_unindex(struct tunnel *t)
 		usl_hash_remove(&l2tpd.tunnels_by_name, &t->by_name);
 	usl_list_del(&t->peer_link);
 	usl_list_del(&t->connecting_link);
-	t->peer->n_tunnels--;
 	if (t->config_id)
 		idalloc_put(&t->peer->config_ids, t->config_id);
 	peer_put(t->peer);
@@ -544,14 +553,28 @@ void tunnel_free_all(void)
 
 /* ---- input -------------------------------------------------------------- */
 
+/*
+ * Drops worth a warning (rate-limited); routine ones (duplicates, the ZLBs
+ * that acknowledge our refusals) are only counted and logged at debug.
+ */
+static bool drop_is_routine(enum l2tp_drop why)
+{
+	return why == L2TP_DROP_DUPLICATE || why == L2TP_DROP_ZERO_CCID;
+}
+
 static void count_drop(struct tunnel *t, enum l2tp_drop why, const struct sockaddr *from)
 {
+	char who[32] = "";
+
 	l2tpd.stats.drops[why]++;
-	if (why == L2TP_DROP_DUPLICATE)
-		return;
-	log_warnx_rl(&drop_rl, usl_timerset_now(l2tpd.timers), "%s%u%sdropped message from %s: %s",
-		     t ? "tunnel " : "", t ? t->id : 0, t ? ": " : "", sockaddr_ntop(from),
-		     l2tp_drop_name(why));
+	if (t != NULL)
+		snprintf(who, sizeof(who), "tunnel %u: ", t->id);
+	if (drop_is_routine(why))
+		log_debug("%sdropped message from %s: %s", who, sockaddr_ntop(from),
+			  l2tp_drop_name(why));
+	else
+		log_warnx_rl(&drop_rl, usl_timerset_now(l2tpd.timers), "%sdropped message from %s: %s",
+			     who, sockaddr_ntop(from), l2tp_drop_name(why));
 }
 
 static void count_rx(const uint8_t *buf, size_t len)
@@ -570,6 +593,18 @@ static void tunnel_index_peer_ccid(struct tunnel *t)
 	t->in_peer_ccid_index = true;
 }
 
+/* Invariant: nothing but an established tunnel lives without a deadline. */
+static void tunnel_check_deadline(const struct tunnel *t)
+{
+#ifdef L2TPD_INVARIANTS
+	if (!l2tp_cc_has_deadline(t->cc))
+		fatalx("invariant: tunnel %u in %s has no deadline", t->id,
+		       l2tp_cc_state_name(l2tp_cc_state(t->cc)));
+#else
+	(void)t;
+#endif
+}
+
 void tunnel_input(struct tunnel *t, const uint8_t *buf, size_t len, const struct sockaddr *from)
 {
 	uint32_t id = t->id;	/* t may be freed inside l2tp_cc_input() */
@@ -578,7 +613,7 @@ void tunnel_input(struct tunnel *t, const uint8_t *buf, size_t len, const struct
 	if (!t->connected) {
 		/* first answer: follow the port the peer replies from */
 		if (!sockaddr_eq_addr(from, (struct sockaddr *)&t->remote)) {
-			count_drop(t, L2TP_DROP_UNKNOWN_CCID, from);
+			count_drop(t, L2TP_DROP_WRONG_SOURCE, from);
 			return;
 		}
 		memcpy(&t->remote, from, sockaddr_len(from));
@@ -595,159 +630,386 @@ void tunnel_input(struct tunnel *t, const uint8_t *buf, size_t len, const struct
 	if (!t->connected && l2tp_cc_peer_ccid(t->cc) != 0)
 		transport_tunnel_connect(t, (struct sockaddr *)&t->remote);
 	tunnel_index_peer_ccid(t);
+	tunnel_check_deadline(t);
 }
 
-/* Crossed SCCRQs (RFC 3931 5.4.3): true when theirs is to be ignored. */
-static bool tunnel_tie_break(struct peer *p, const struct l2tp_msg *m)
-{
-	struct tunnel *ours;
+/* ---- refusals: answered from the listener, nothing allocated ------------ */
 
-	if (usl_list_empty(&p->connecting))
+#define REFUSALS_PER_S	50	/* StopCCNs to possibly forged sources, all peers together */
+
+static struct log_ratelimit refuse_rl = LOG_RATELIMIT_INIT(1, REFUSALS_PER_S);
+static struct log_ratelimit refuse_log_rl = LOG_RATELIMIT_INIT(10, 10);
+
+/*
+ * Answers an SCCRQ with one StopCCN (never retransmitted) and forgets it.
+ * A forged source cannot make us send more than REFUSALS_PER_S datagrams
+ * a second in all, and never more than one per SCCRQ.
+ */
+static void refuse_sccrq(const struct l2tp_rx *rx, const struct l2tp_msg *m,
+			 const struct l2tp_result *why, enum l2tp_drop drop)
+{
+	usl_time now = usl_timerset_now(l2tpd.timers);
+	uint8_t out[1024];
+	unsigned dropped;
+	int len;
+
+	l2tpd.stats.drops[drop]++;
+	log_warnx_rl(&refuse_log_rl, now, "SCCRQ from %s refused: result %u/%u (%s): %.*s",
+		     sockaddr_ntop(rx->from), why->result, why->error,
+		     l2tp_stopccn_result_name(why->result), (int)why->message.len,
+		     why->message.p ? (const char *)why->message.p : "");
+	if (!log_ratelimit_admit(&refuse_rl, now, &dropped)) {
+		l2tpd.stats.refusals_suppressed++;
+		return;
+	}
+	len = l2tp_cc_encode_refusal(m, why, out, sizeof(out));
+	if (len < 0 || transport_listener_reply(rx, out, (size_t)len) < 0)
+		return;
+	l2tpd.stats.refusals_sent++;
+	l2tpd.stats.tx_msgs[L2TP_MSG_STOPCCN]++;
+}
+
+static void refusal(struct l2tp_result *r, uint16_t result, uint16_t error, const char *text)
+{
+	memset(r, 0, sizeof(*r));
+	r->result = result;
+	r->error = error;
+	r->has_error = result == L2TP_STOPCCN_GENERAL_ERROR;
+	r->message.p = (const uint8_t *)text;
+	r->message.len = (uint16_t)strlen(text);
+}
+
+/* Policy and limits, before anything is made for the SCCRQ. */
+static bool refuse_reason(const struct peer_profile *pp, struct l2tp_result *r,
+			  enum l2tp_drop *drop)
+{
+	*drop = L2TP_DROP_LIMIT;
+	if (!pp->accept) {
+		refusal(r, L2TP_STOPCCN_NOT_AUTHORIZED, 0, "peer not allowed by configuration");
+		*drop = L2TP_DROP_PEER_REFUSED;
+		return true;
+	}
+	if (l2tpd.shutting_down) {
+		refusal(r, L2TP_STOPCCN_SHUTTING_DOWN, 0, "shutting down");
+		return true;
+	}
+	if (l2tpd.n_tunnels >= l2tpd.conf->max_tunnels) {
+		refusal(r, L2TP_STOPCCN_GENERAL_ERROR, L2TP_ERR_NO_RESOURCES, "max_tunnels reached");
+		return true;
+	}
+	return false;
+}
+
+/*
+ * The half-open table is full: the peers' oldest half-open connection
+ * makes room (a flood of forged SCCRQs then costs each entry its age, and
+ * a real peer's SCCCN still arrives in time); our own never go.  False
+ * when nothing can be evicted.
+ */
+static bool half_open_make_room(void)
+{
+	static struct log_ratelimit rl = LOG_RATELIMIT_INIT(10, 5);
+	struct tunnel *old;
+
+	if (l2tpd.n_half_open < l2tpd.conf->max_half_open)
+		return true;
+	if (usl_list_empty(&l2tpd.half_open_in))
+		return false;
+	old = usl_list_first_entry(&l2tpd.half_open_in, struct tunnel, connecting_link);
+	l2tpd.stats.half_open_evicted++;
+	log_warnx_rl(&rl, usl_timerset_now(l2tpd.timers),
+		     "max_half_open (%u) reached: dropping the oldest half-open connection, "
+		     "tunnel %u from %s", l2tpd.conf->max_half_open, old->id,
+		     sockaddr_ntop((struct sockaddr *)&old->remote));
+	/* silently: a StopCCN to a source that may be forged only reflects */
+	l2tp_cc_discard(old->cc, L2TP_STOPCCN_GENERAL_ERROR, "half-open table full");
+	return l2tpd.n_half_open < l2tpd.conf->max_half_open;
+}
+
+/* ---- simultaneous opens (RFC 3931 5.4.3) -------------------------------- */
+
+/* What a discarded tunnel hands to the one that replaces it. */
+struct tunnel_heir {
+	struct usl_list waiters;
+	char *name;
+	enum origin origin;
+};
+
+static void tunnel_bequeath(struct tunnel *t, struct tunnel_heir *h)
+{
+	usl_list_init(&h->waiters);
+	while (!usl_list_empty(&t->waiters)) {
+		struct usl_list *w = t->waiters.next;
+
+		usl_list_del(w);
+		usl_list_add_tail(&h->waiters, w);
+	}
+	h->origin = t->origin;
+	h->name = NULL;
+	if (t->name_indexed) {
+		usl_hash_remove(&l2tpd.tunnels_by_name, &t->by_name);
+		t->name_indexed = false;
+		h->name = t->name;
+		t->name = NULL;
+	}
+	t->origin = ORIGIN_PEER;	/* no static restart for the discarded one */
+}
+
+/* nt (NULL when it could not be made) takes over h's waiters and name. */
+static void tunnel_inherit(struct tunnel *nt, struct tunnel_heir *h, const char *why)
+{
+	struct usl_list *pos, *tmp;
+
+	if (nt == NULL) {
+		usl_list_foreach_safe(pos, tmp, &h->waiters) {
+			usl_list_del(pos);
+			ctl_req_reply(ctl_req_from_link(pos), CTL_E_PEER, why, NULL);
+		}
+		if (h->origin == ORIGIN_CONFIG && h->name != NULL)
+			static_tunnel_lost(h->name);
+		free(h->name);
+		return;
+	}
+	usl_list_foreach_safe(pos, tmp, &h->waiters) {
+		usl_list_del(pos);
+		usl_list_add_tail(&nt->waiters, pos);
+	}
+	if (h->name != NULL && nt->name == NULL && tunnel_find_name(h->name) == NULL) {
+		nt->origin = h->origin;
+		tunnel_set_name(nt, h->name);
+		log_info("tunnel %u takes over the name %s (simultaneous open: %s)", nt->id,
+			 h->name, why);
+		if (nt->origin == ORIGIN_CONFIG)
+			static_tunnel_adopted(nt);
+	}
+	free(h->name);
+}
+
+/* Equal tie breakers: both sides discard and open again with new values. */
+static void tunnel_restart(struct tunnel *ours)
+{
+	const struct tunnel_profile *prof = tunnel_profile_get(ours->prof);
+	const struct l2tp_cc_cfg *cfg = l2tp_cc_cfg(ours->cc);
+	struct cfg_addr peer, local;
+	struct tunnel_heir heir;
+	enum ctl_status st;
+	struct tunnel *nt;
+	char secret[512], err[256];
+	size_t n = cfg->secret_len < sizeof(secret) - 1 ? cfg->secret_len : sizeof(secret) - 1;
+
+	memset(&peer, 0, sizeof(peer));
+	memset(&local, 0, sizeof(local));
+	memcpy(&peer.ss, &ours->dest_cfg, sizeof(ours->dest_cfg));
+	peer.len = sockaddr_len(&ours->dest_cfg.sa);
+	memcpy(&local.ss, &ours->local_cfg, sizeof(ours->local_cfg));
+	local.len = ours->local_cfg.sa.sa_family ? sockaddr_len(&ours->local_cfg.sa) : 0;
+	if (n > 0)
+		memcpy(secret, cfg->secret, n);
+	secret[n] = '\0';
+	tunnel_bequeath(ours, &heir);
+	l2tp_cc_discard(ours->cc, L2TP_STOPCCN_ALREADY_EXISTS, "equal tie breakers");
+	nt = prof ? tunnel_connect(&peer, &local, prof, NULL, secret, heir.origin, &st, err,
+				   sizeof(err)) : NULL;
+	explicit_bzero(secret, sizeof(secret));
+	tunnel_inherit(nt, &heir, nt ? "equal tie breakers" : err);
+	tunnel_profile_put(prof);
+}
+
+/*
+ * An SCCRQ from a peer towards which ours waits for its SCCRP.  Returns
+ * true when theirs is handled (refused, or dropped for a restart); else the
+ * caller accepts it, and *heir holds what our discarded tunnel leaves.
+ */
+static bool tunnel_tie_break(const struct l2tp_rx *rx, const struct l2tp_msg *m,
+			     struct tunnel_heir *heir, bool *have_heir)
+{
+	struct peer *p = peer_find(rx->from);
+	struct tunnel *ours;
+	struct l2tp_result r;
+
+	*have_heir = false;
+	if (p == NULL || usl_list_empty(&p->connecting))
 		return false;
 	ours = usl_list_first_entry(&p->connecting, struct tunnel, connecting_link);
 	switch (l2tp_cc_tie_break(ours->cc, m)) {
 	case L2TP_TIE_NONE:
 		return false;
 	case L2TP_TIE_WE_WIN:
-		return false;	/* the caller refuses theirs with StopCCN 3 */
+		log_info("tunnel %u: won the tie breaker against %s", ours->id,
+			 sockaddr_ntop(rx->from));
+		refusal(&r, L2TP_STOPCCN_ALREADY_EXISTS, 0, "won tie breaker");
+		refuse_sccrq(rx, m, &r, L2TP_DROP_LIMIT);
+		return true;
 	case L2TP_TIE_WE_LOSE:
 		log_info("tunnel %u: lost the tie breaker to %s", ours->id,
-			 sockaddr_ntop((struct sockaddr *)&ours->remote));
+			 sockaddr_ntop(rx->from));
+		tunnel_bequeath(ours, heir);
+		*have_heir = true;
+		/* ours (and perhaps p) is freed here: neither is used again */
 		l2tp_cc_discard(ours->cc, L2TP_STOPCCN_ALREADY_EXISTS, "lost tie breaker");
 		return false;
 	case L2TP_TIE_RESTART:
-		ours->reconnect = true;
-		l2tp_cc_discard(ours->cc, L2TP_STOPCCN_ALREADY_EXISTS, "equal tie breakers");
+		log_info("tunnel %u: equal tie breakers with %s: opening again", ours->id,
+			 sockaddr_ntop(rx->from));
+		tunnel_restart(ours);
 		return true;
 	}
 	return false;
 }
 
-static bool refuse_reason(const struct peer_profile *pp, const struct l2tp_msg *m,
-			  uint16_t *result, const char **msg)
+/* ---- the listener ------------------------------------------------------- */
+
+/* The profile and engine settings an SCCRQ from this peer would get. */
+static void peer_setup(const struct sockaddr *from, enum l2tp_encap encap,
+		       const struct peer_profile **pp, struct tunnel_profile *prof)
 {
-	if (!pp->accept) {
-		*result = L2TP_STOPCCN_NOT_AUTHORIZED;
-		*msg = "peer not allowed by configuration";
-		return true;
-	}
-	if (l2tpd.n_tunnels >= l2tpd.conf->max_tunnels) {
-		*result = L2TP_STOPCCN_GENERAL_ERROR;
-		*msg = "max_tunnels reached";
-		return true;
-	}
-	if (l2tpd.shutting_down) {
-		*result = L2TP_STOPCCN_SHUTTING_DOWN;
-		*msg = "shutting down";
-		return true;
-	}
-	(void)m;
-	return false;
+	const struct tunnel_profile *tp;
+
+	*pp = config_match_peer(l2tpd.conf, from);
+	tp = config_tunnel_profile(l2tpd.conf, (*pp)->tunnel_profile);
+	*prof = tp ? *tp : l2tpd.conf->tunnel_profiles[0];
+	prof->encap = encap;
 }
 
-/* A new control connection from a peer: an SCCRQ on a listener. */
-static void tunnel_accept(const uint8_t *buf, size_t len, const struct sockaddr *from,
-			  const struct sockaddr *to, const struct l2tp_msg *m,
-			  enum l2tp_encap encap)
+static const char *peer_secret(const struct peer_profile *pp, const struct tunnel_profile *prof)
 {
-	const struct peer_profile *pp = config_match_peer(l2tpd.conf, from);
-	const struct tunnel_profile *tp = config_tunnel_profile(l2tpd.conf, pp->tunnel_profile);
-	struct tunnel_profile prof;
+	return pp->secret[0] ? pp->secret : prof->secret[0] ? prof->secret : l2tpd.conf->secret;
+}
+
+/* A new control connection: the SCCRQ passed policy and validation. */
+static void tunnel_accept(const struct l2tp_rx *rx, const struct l2tp_msg *m,
+			  const struct peer_profile *pp, const struct tunnel_profile *prof)
+{
+	struct tunnel_heir heir;
+	struct l2tp_result r;
 	union saddr local;
 	struct tunnel *t;
-	struct peer *p;
-	const char *msg = NULL;
-	uint16_t result = 0;
+	bool have_heir;
+	uint32_t id;
 	char err[256];
 
-	if (l2tpd.n_half_open >= l2tpd.conf->max_half_open) {
-		count_drop(NULL, L2TP_DROP_LIMIT, from);
+	if (tunnel_tie_break(rx, m, &heir, &have_heir))
+		return;
+	if (!half_open_make_room()) {
+		refusal(&r, L2TP_STOPCCN_GENERAL_ERROR, L2TP_ERR_NO_RESOURCES,
+			"max_half_open reached");
+		refuse_sccrq(rx, m, &r, L2TP_DROP_LIMIT);
+		if (have_heir)
+			tunnel_inherit(NULL, &heir, "max_half_open reached");
 		return;
 	}
-	p = peer_get(from);
-	if (p != NULL && tunnel_tie_break(p, m)) {
-		peer_put(p);
-		return;
-	}
-	if (p != NULL)
-		peer_put(p);
-	prof = tp ? *tp : l2tpd.conf->tunnel_profiles[0];
-	prof.encap = encap;
 	/* answer from an ephemeral port (or 1701 if the profile says so) */
-	memcpy(&local, to, sockaddr_len(to));
+	memcpy(&local, rx->to, sockaddr_len(rx->to));
 	sockaddr_set_port((struct sockaddr *)&local, 0);
-	t = tunnel_new(from, (struct sockaddr *)&local, &prof, pp->secret, ORIGIN_PEER, err,
-		       sizeof(err));
+	t = tunnel_new(rx->from, (struct sockaddr *)&local, prof, peer_secret(pp, prof),
+		       ORIGIN_PEER, err, sizeof(err));
 	if (t == NULL) {
-		log_warnx("SCCRQ from %s: %s", sockaddr_ntop(from), err);
+		refusal(&r, L2TP_STOPCCN_GENERAL_ERROR, L2TP_ERR_NO_RESOURCES, err);
+		refuse_sccrq(rx, m, &r, L2TP_DROP_NO_RESOURCES);
+		if (have_heir)
+			tunnel_inherit(NULL, &heir, err);
 		return;
 	}
 	if (pp->session_profile[0])
 		t->session_profile = strdup(pp->session_profile);
-	if (encap == L2TP_ENCAP_UDP)
-		transport_tunnel_connect(t, from);
-	if (refuse_reason(pp, m, &result, &msg)) {
-		l2tpd.stats.drops[L2TP_DROP_PEER_REFUSED]++;
-		log_warnx("SCCRQ from %s refused: %s", sockaddr_ntop(from), msg);
-		l2tp_cc_input_refuse(t->cc, buf, len, result, 0, msg);
+	if (rx->encap == L2TP_ENCAP_UDP)
+		transport_tunnel_connect(t, rx->from);
+	if (have_heir)
+		tunnel_inherit(t, &heir, "lost tie breaker");
+	ctl_event("tunnel-created", t, NULL, NULL);
+	id = t->id;
+	tunnel_input(t, rx->buf, rx->len, rx->from);
+	/* validated, so the engine took it; should it not, nothing may linger */
+	t = tunnel_find(id);
+	if (t != NULL && l2tp_cc_state(t->cc) == L2TP_CC_IDLE) {
+		log_warnx("tunnel %u: SCCRQ from %s not taken by the engine", id,
+			  sockaddr_ntop(rx->from));
+		tunnel_free(t);
+	}
+}
+
+/*
+ * A message for an existing tunnel that reached the listener: only from
+ * that tunnel's peer address and port.  The one exception is the first
+ * answer to our SCCRQ, which may come from another port (4.1.2.2).
+ */
+static void listener_to_tunnel(const struct l2tp_rx *rx, uint32_t ccid)
+{
+	struct tunnel *t = tunnel_find(ccid);
+	bool first_answer;
+	uint32_t id;
+
+	if (t == NULL) {
+		count_drop(NULL, L2TP_DROP_UNKNOWN_CCID, rx->from);
 		return;
 	}
-	ctl_event("tunnel-created", t, NULL, NULL);
-	tunnel_input(t, buf, len, from);
+	first_answer = l2tp_cc_state(t->cc) == L2TP_CC_WAIT_CTL_REPLY &&
+		       l2tp_cc_peer_ccid(t->cc) == 0;
+	if (!sockaddr_eq_addr(rx->from, (struct sockaddr *)&t->remote) ||
+	    (!first_answer && !sockaddr_eq_full(rx->from, (struct sockaddr *)&t->remote))) {
+		count_drop(t, L2TP_DROP_WRONG_SOURCE, rx->from);
+		return;
+	}
+	id = t->id;
+	tunnel_input(t, rx->buf, rx->len, rx->from);
+	if (first_answer && tunnel_find(id) == t && l2tp_cc_peer_ccid(t->cc) != 0 &&
+	    !sockaddr_eq_full(rx->from, (struct sockaddr *)&t->remote))
+		transport_tunnel_connect(t, rx->from);	/* follow the port it answers from */
 }
 
-/* The secret that may hide AVPs of an SCCRQ from this peer (RFC 3931 5.3). */
-static const struct l2tp_secret *sccrq_secret(const struct sockaddr *from, struct l2tp_secret *s)
+void tunnel_input_listener(const struct l2tp_rx *rx)
 {
-	const struct peer_profile *pp = config_match_peer(l2tpd.conf, from);
-	const struct tunnel_profile *tp = config_tunnel_profile(l2tpd.conf, pp->tunnel_profile);
-	const char *secret = config_secret(l2tpd.conf, tp, pp);
-
-	s->p = (const uint8_t *)secret;
-	s->len = secret ? strlen(secret) : 0;
-	return s->len ? s : NULL;
-}
-
-void tunnel_input_listener(int lfd, const uint8_t *buf, size_t len,
-			   const struct sockaddr *from, const struct sockaddr *to,
-			   enum l2tp_encap encap)
-{
+	static struct l2tp_msg msgbuf;	/* large (hidden AVP scratch): not on the stack */
+	const struct peer_profile *pp;
+	struct tunnel_profile prof;
+	struct l2tp_cc_cfg cfg;
 	struct l2tp_secret secret;
-	struct l2tp_msg *m;
+	struct l2tp_msg *m = &msgbuf;
+	struct l2tp_result r;
+	const char *sec;
 	struct tunnel *t;
 	enum l2tp_drop why;
-	static struct l2tp_msg msgbuf;	/* large (hidden AVP scratch): not on the stack */
 
-	(void)lfd;
-	m = &msgbuf;
-	why = l2tp_msg_decode_header(m, buf, len, false);
+	why = l2tp_msg_decode_header(m, rx->buf, rx->len, false);
 	if (why != L2TP_DROP_NONE) {
-		count_drop(NULL, why, from);
+		count_drop(NULL, why, rx->from);
 		return;
 	}
 	if (m->ccid != 0) {
-		t = tunnel_find(m->ccid);
-		if (t == NULL || !sockaddr_eq_addr(from, (struct sockaddr *)&t->remote)) {
-			count_drop(NULL, L2TP_DROP_UNKNOWN_CCID, from);
-			return;
-		}
-		tunnel_input(t, buf, len, from);
+		listener_to_tunnel(rx, m->ccid);
 		return;
 	}
-	why = l2tp_msg_decode(m, buf, len, false, sccrq_secret(from, &secret));
+	peer_setup(rx->from, rx->encap, &pp, &prof);
+	sec = peer_secret(pp, &prof);
+	secret.p = (const uint8_t *)sec;
+	secret.len = strlen(sec);
+	why = l2tp_msg_decode(m, rx->buf, rx->len, false, secret.len ? &secret : NULL);
 	if (why == L2TP_DROP_NONE && m->type != L2TP_MSG_SCCRQ)
 		why = L2TP_DROP_ZERO_CCID;
 	if (why != L2TP_DROP_NONE) {
-		count_drop(NULL, why, from);
+		count_drop(NULL, why, rx->from);
 		return;
 	}
 	/* a retransmitted SCCRQ belongs to the tunnel it already created */
-	t = tunnel_find_peer_ccid(from, m->assigned_ccid);
+	t = tunnel_find_peer_ccid(rx->from, m->assigned_ccid);
 	if (t != NULL) {
-		tunnel_input(t, buf, len, from);
+		tunnel_input(t, rx->buf, rx->len, rx->from);
 		return;
 	}
-	tunnel_accept(buf, len, from, to, m, encap);
+	if (refuse_reason(pp, &r, &why)) {
+		refuse_sccrq(rx, m, &r, why);
+		return;
+	}
+	cc_cfg_from_profile(&cfg, &prof, rx->encap, sec);
+	why = l2tp_cc_check_sccrq(&cfg, m, rx->buf, rx->len, &r);
+	if (why != L2TP_DROP_NONE) {
+		if (r.result != 0)
+			refuse_sccrq(rx, m, &r, why);
+		else	/* forged or corrupt: no answer at all */
+			count_drop(NULL, why, rx->from);
+		return;
+	}
+	tunnel_accept(rx, m, pp, &prof);
 }
 
 /* ---- presentation ------------------------------------------------------- */

@@ -37,6 +37,7 @@ enum cc_event {
 	CC_EV_DP_UP,
 	CC_EV_DP_FAILED,
 	CC_EV_HELLO_DUE,
+	CC_EV_SETUP_EXPIRED,
 	CC_EV__COUNT
 };
 
@@ -64,6 +65,7 @@ static const char *const cc_event_names[CC_EV__COUNT] = {
 	[CC_EV_DP_UP] = "data plane tunnel up",
 	[CC_EV_DP_FAILED] = "data plane tunnel failed",
 	[CC_EV_HELLO_DUE] = "hello interval passed",
+	[CC_EV_SETUP_EXPIRED] = "setup deadline passed",
 };
 
 static const char *const dp_state_names[] = {
@@ -122,6 +124,8 @@ void l2tp_cc_cfg_init(struct l2tp_cc_cfg *cfg)
 	cfg->n_pw_caps = 2;
 	cfg->digest_type = L2TP_DIGEST_HMAC_MD5;
 	cfg->sess_setup_timeout = usl_time_s(60);
+	cfg->setup_timeout = usl_time_s(60);
+	cfg->sccrp_max_retries = 3;
 }
 
 static bool cc_cfg_valid(const struct l2tp_cc_cfg *cfg)
@@ -164,6 +168,8 @@ static int cc_copy_cfg(struct l2tp_cc *cc, const struct l2tp_cc_cfg *cfg)
 	}
 	if (cfg->sccrq_max_retries == 0)
 		cc->cfg.sccrq_max_retries = cfg->max_retries;
+	if (cfg->sccrp_max_retries == 0 || cfg->sccrp_max_retries > cfg->max_retries)
+		cc->cfg.sccrp_max_retries = cfg->max_retries;
 	return 0;
 }
 
@@ -462,12 +468,29 @@ static bool cc_is_ack(uint16_t type)
 
 static unsigned cc_max_retries(const struct l2tp_cc *cc, uint16_t type)
 {
-	return type == L2TP_MSG_SCCRQ ? cc->cfg.sccrq_max_retries : cc->cfg.max_retries;
+	if (type == L2TP_MSG_SCCRQ)
+		return cc->cfg.sccrq_max_retries;
+	if (type == L2TP_MSG_SCCRP)
+		return cc->cfg.sccrp_max_retries;
+	return cc->cfg.max_retries;
+}
+
+/* 5.3: what an operator may consider secret goes hidden when asked. */
+#define CC_HIDE_MASK2	((1ull << (L2TP_AVP_ASSIGNED_COOKIE - 64)) | \
+			 (1ull << (L2TP_AVP_REMOTE_END_ID - 64)))
+
+static bool cc_wants_hiding(const struct l2tp_cc *cc, const struct l2tp_msg *m)
+{
+	return cc->cfg.hide_avps && cc->cfg.secret_len > 0 &&
+	       (l2tp_msg_has(m, L2TP_AVP_ASSIGNED_COOKIE) ||
+		l2tp_msg_has(m, L2TP_AVP_REMOTE_END_ID));
 }
 
 int l2tp_cc_send_msg(struct l2tp_cc *cc, struct l2tp_msg *m)
 {
-	uint8_t buf[L2TP_MAX_MSG];
+	uint8_t buf[L2TP_MAX_MSG], rv[16];
+	struct l2tp_secret sec = { cc->cfg.secret, cc->cfg.secret_len };
+	uint64_t hide2 = 0;
 	int len;
 
 	if (cc->freed)
@@ -478,7 +501,15 @@ int l2tp_cc_send_msg(struct l2tp_cc *cc, struct l2tp_msg *m)
 	m->n_digests = 0;
 	if (cc->cfg.auth_enabled)
 		l2tp_auth_prepare(cc->auth, m);
-	len = l2tp_msg_encode(m, buf, sizeof(buf), false, 0, NULL);
+	if (cc_wants_hiding(cc, m)) {
+		/* a fresh Random Vector per message, before the hidden AVPs */
+		l2tp_cc_random(cc, rv, sizeof(rv));
+		m->random_vector.p = rv;
+		m->random_vector.len = sizeof(rv);
+		l2tp_msg_set(m, L2TP_AVP_RANDOM_VECTOR);
+		hide2 = CC_HIDE_MASK2;
+	}
+	len = l2tp_msg_encode2(m, buf, sizeof(buf), false, 0, hide2, hide2 ? &sec : NULL);
 	if (len < 0) {
 		cc_log(warnx, cc, "cannot encode %s", l2tp_msg_type_name(m->type));
 		return -1;
@@ -657,6 +688,13 @@ static usl_time cc_jitter(struct l2tp_cc *cc, usl_time ival)
 	return usl_time_ns(ival.ns + off);
 }
 
+/* Every state before established ends by a deadline, acknowledged or not. */
+static void cc_setup_arm(struct l2tp_cc *cc)
+{
+	if (!usl_time_is_never(cc->cfg.setup_timeout) && cc->cfg.setup_timeout.ns > 0)
+		usl_timer_arm(cc->timers, &cc->timer, cc->cfg.setup_timeout);
+}
+
 static void cc_hello_arm(struct l2tp_cc *cc)
 {
 	if (usl_time_is_never(cc->cfg.hello_interval) || cc->cfg.hello_interval.ns <= 0)
@@ -681,9 +719,9 @@ static void cc_hello_expired(struct l2tp_cc *cc)
 }
 
 /*
- * One timer serves both the keepalive (established) and the StopCCN hold
- * (stopping): they never run at once, and 10,000 connections save a timer
- * each.
+ * One timer serves the setup deadline (wait-ctl-*), the keepalive
+ * (established) and the StopCCN hold (stopping): they never run at once,
+ * and 10,000 connections save two timers each.
  */
 static void cc_timer_expired(struct usl_timer *t)
 {
@@ -692,6 +730,8 @@ static void cc_timer_expired(struct usl_timer *t)
 	l2tp_cc_hold(cc);
 	if (cc->state == L2TP_CC_STOPPING)
 		cc_fsm(cc, CC_EV_HOLD_EXPIRED, NULL);
+	else if (cc->state == L2TP_CC_WAIT_CTL_REPLY || cc->state == L2TP_CC_WAIT_CTL_CONN)
+		cc_fsm(cc, CC_EV_SETUP_EXPIRED, NULL);
 	else
 		cc_hello_expired(cc);
 	l2tp_cc_release(cc);
@@ -848,37 +888,61 @@ static void cc_learn_peer(struct l2tp_cc *cc, const struct l2tp_msg *m)
 }
 
 /*
- * Checks an SCCRQ/SCCRP beyond decoding: unknown mandatory AVPs (5.2),
- * authentication agreement (4.3: both or neither).  Returns NULL when
- * acceptable, else sets cc->reason and returns a short why.
+ * What an SCCRQ/SCCRP must satisfy beyond decoding: no unknown mandatory
+ * AVP (5.2), a usable Assigned CCID, authentication agreement (4.3: both
+ * or neither) and a non-empty nonce.  NULL when acceptable, else a short
+ * why, with the StopCCN result in *r and its text in text.
  */
-static const char *cc_check_sccrx(struct l2tp_cc *cc, const struct l2tp_msg *m)
+static const char *sccrx_problem(bool auth_enabled, const struct l2tp_msg *m,
+				 struct l2tp_result *r, char *text, size_t textlen)
 {
 	bool nonce = l2tp_msg_has(m, L2TP_AVP_CTRL_MSG_AUTH_NONCE);
 
+	memset(r, 0, sizeof(*r));
+	r->result = L2TP_STOPCCN_GENERAL_ERROR;
+	r->has_error = true;
 	if (m->has_unknown_mandatory) {
-		l2tp_reason_set(&cc->reason, L2TP_STOPCCN_GENERAL_ERROR,
-				L2TP_ERR_UNKNOWN_MANDATORY_AVP, true,
-				"unknown mandatory AVP %u (vendor %u)",
-				m->unknown_mandatory_type, m->unknown_mandatory_vendor);
+		r->error = L2TP_ERR_UNKNOWN_MANDATORY_AVP;
+		snprintf(text, textlen, "unknown mandatory AVP %u (vendor %u)",
+			 m->unknown_mandatory_type, m->unknown_mandatory_vendor);
 		return "unknown mandatory AVP";
 	}
 	if (m->assigned_ccid == 0) {
-		l2tp_reason_set(&cc->reason, L2TP_STOPCCN_GENERAL_ERROR, L2TP_ERR_BAD_VALUE, true,
-				"Assigned Control Connection ID 0");
+		r->error = L2TP_ERR_BAD_VALUE;
+		snprintf(text, textlen, "Assigned Control Connection ID 0");
 		return "bad Assigned CCID";
 	}
-	if (cc->cfg.auth_enabled && !nonce) {
-		l2tp_reason_set(&cc->reason, L2TP_STOPCCN_NOT_AUTHORIZED, 0, false,
-				"authentication required, peer sent no nonce");
+	if (nonce && (m->nonce.len == 0 || m->nonce.len > L2TP_NONCE_MAX)) {
+		r->error = L2TP_ERR_BAD_LENGTH;
+		snprintf(text, textlen, "nonce of %u octets", m->nonce.len);
+		return "bad nonce";
+	}
+	r->result = L2TP_STOPCCN_NOT_AUTHORIZED;
+	r->has_error = false;
+	if (auth_enabled && !nonce) {
+		snprintf(text, textlen, "authentication required, peer sent no nonce");
 		return "peer does not authenticate";
 	}
-	if (!cc->cfg.auth_enabled && nonce) {
-		l2tp_reason_set(&cc->reason, L2TP_STOPCCN_NOT_AUTHORIZED, 0, false,
-				"peer requires authentication, no secret configured");
+	if (!auth_enabled && nonce) {
+		snprintf(text, textlen, "peer requires authentication, no secret configured");
 		return "peer requires authentication";
 	}
-	if (nonce && l2tp_auth_set_peer_nonce(cc->auth, &m->nonce) < 0) {
+	return NULL;
+}
+
+/* sccrx_problem() for a connection: the reason is kept, the nonce stored. */
+static const char *cc_check_sccrx(struct l2tp_cc *cc, const struct l2tp_msg *m)
+{
+	struct l2tp_result r;
+	char text[L2TP_REASON_MAX];
+	const char *bad = sccrx_problem(cc->cfg.auth_enabled, m, &r, text, sizeof(text));
+
+	if (bad != NULL) {
+		l2tp_reason_set(&cc->reason, r.result, r.error, r.has_error, "%s", text);
+		return bad;
+	}
+	if (l2tp_msg_has(m, L2TP_AVP_CTRL_MSG_AUTH_NONCE) &&
+	    l2tp_auth_set_peer_nonce(cc->auth, &m->nonce) < 0) {
 		l2tp_reason_set(&cc->reason, L2TP_STOPCCN_GENERAL_ERROR, L2TP_ERR_BAD_LENGTH, true,
 				"nonce too long");
 		return "bad nonce";
@@ -889,6 +953,7 @@ static const char *cc_check_sccrx(struct l2tp_cc *cc, const struct l2tp_msg *m)
 /* Established: keepalive, the data plane tunnel, then waiting sessions. */
 static void cc_on_established(struct l2tp_cc *cc, const char *why)
 {
+	usl_timer_cancel(&cc->timer);	/* the setup deadline */
 	cc_change_state(cc, L2TP_CC_ESTABLISHED, why);
 	if (cc->state != L2TP_CC_ESTABLISHED)
 		return;
@@ -915,6 +980,8 @@ static int cc_on_open(struct l2tp_cc *cc)
 		return -1;
 	}
 	cc_change_state(cc, L2TP_CC_WAIT_CTL_REPLY, "local open");
+	if (cc->state == L2TP_CC_WAIT_CTL_REPLY)
+		cc_setup_arm(cc);
 	return 0;
 }
 
@@ -945,6 +1012,8 @@ static enum l2tp_drop cc_on_sccrq(struct l2tp_cc *cc, const struct l2tp_msg *m)
 		return L2TP_DROP_NONE;
 	}
 	cc_change_state(cc, L2TP_CC_WAIT_CTL_CONN, "SCCRQ accepted");
+	if (cc->state == L2TP_CC_WAIT_CTL_CONN)
+		cc_setup_arm(cc);
 	return L2TP_DROP_NONE;
 }
 
@@ -1004,6 +1073,22 @@ static void cc_on_hello_due(struct l2tp_cc *cc)
 	usl_timer_arm(cc->timers, &cc->timer, cc->hello_ival);
 }
 
+static void cc_on_setup_expired(struct l2tp_cc *cc)
+{
+	uint64_t s = (uint64_t)(cc->cfg.setup_timeout.ns / 1000000000);
+
+	if (!l2tp_rd_idle(&cc->rd)) {
+		/* still retransmitting: the retransmission limit ends it */
+		usl_timer_arm(cc->timers, &cc->timer, cc->cfg.rtx_cap);
+		return;
+	}
+
+	l2tp_reason_set(&cc->reason, L2TP_STOPCCN_GENERAL_ERROR, L2TP_ERR_NONE, true,
+			"no %s within %llu s", cc->state == L2TP_CC_WAIT_CTL_REPLY ? "SCCRP" : "SCCCN",
+			(unsigned long long)s);
+	cc_stop(cc, cc_event_names[CC_EV_SETUP_EXPIRED]);
+}
+
 static enum l2tp_drop cc_on_unknown_mandatory(struct l2tp_cc *cc, const struct l2tp_msg *m)
 {
 	l2tp_reason_set(&cc->reason, L2TP_STOPCCN_GENERAL_ERROR, L2TP_ERR_UNKNOWN_MANDATORY_AVP,
@@ -1049,6 +1134,9 @@ static enum l2tp_drop cc_fsm_wait_reply(struct l2tp_cc *cc, enum cc_event ev,
 	case CC_EV_GIVE_UP:
 		cc_closed(cc, cc_event_names[ev]);
 		return L2TP_DROP_NONE;
+	case CC_EV_SETUP_EXPIRED:
+		cc_on_setup_expired(cc);
+		return L2TP_DROP_NONE;
 	default:
 		return L2TP_DROP_WRONG_STATE;
 	}
@@ -1070,6 +1158,9 @@ static enum l2tp_drop cc_fsm_wait_conn(struct l2tp_cc *cc, enum cc_event ev,
 		return L2TP_DROP_NONE;
 	case CC_EV_GIVE_UP:
 		cc_closed(cc, cc_event_names[ev]);
+		return L2TP_DROP_NONE;
+	case CC_EV_SETUP_EXPIRED:
+		cc_on_setup_expired(cc);
 		return L2TP_DROP_NONE;
 	default:
 		return L2TP_DROP_WRONG_STATE;
@@ -1299,6 +1390,16 @@ static enum l2tp_drop cc_on_unknown_type(struct l2tp_cc *cc, const struct l2tp_m
 	return cc_drop(cc, L2TP_DROP_UNKNOWN_MSG_TYPE);
 }
 
+/*
+ * A sign of life is a message whose Ns and Nr passed reliable delivery's
+ * checks: one that merely names our CCID proves nothing (it may be forged).
+ */
+static void cc_note_alive(struct l2tp_cc *cc, enum l2tp_rd_verdict v)
+{
+	if (v != L2TP_RD_NR_INVALID && v != L2TP_RD_OUT_OF_WINDOW)
+		cc->last_rx = usl_timerset_now(cc->timers);
+}
+
 static enum l2tp_drop cc_input(struct l2tp_cc *cc, const uint8_t *buf, size_t len)
 {
 	struct l2tp_msg m;
@@ -1309,8 +1410,8 @@ static enum l2tp_drop cc_input(struct l2tp_cc *cc, const uint8_t *buf, size_t le
 		return L2TP_DROP_WRONG_STATE;
 	r = cc_accept(cc, &m, buf, len);
 	if (r == L2TP_DROP_UNKNOWN_MSG_TYPE && cc_unknown_type_usable(cc, &m)) {
-		cc->last_rx = usl_timerset_now(cc->timers);
 		v = l2tp_rd_input(&cc->rd, m.ns, m.nr, true, buf, len);
+		cc_note_alive(cc, v);
 		if (cc->freed || v != L2TP_RD_DELIVER)
 			return cc->freed ? L2TP_DROP_NONE : cc_rd_verdict(cc, v, &m);
 		r = cc_on_unknown_type(cc, &m);
@@ -1319,8 +1420,8 @@ static enum l2tp_drop cc_input(struct l2tp_cc *cc, const uint8_t *buf, size_t le
 	}
 	if (r != L2TP_DROP_NONE)
 		return cc_drop(cc, r);
-	cc->last_rx = usl_timerset_now(cc->timers);
 	v = l2tp_rd_input(&cc->rd, m.ns, m.nr, !cc_is_ack(m.type), buf, len);
+	cc_note_alive(cc, v);
 	if (cc->freed)
 		return L2TP_DROP_NONE;
 	return cc_rd_verdict(cc, v, &m);
@@ -1406,6 +1507,83 @@ enum l2tp_tie l2tp_cc_tie_break(const struct l2tp_cc *ours, const struct l2tp_ms
 	if (ours->tie_breaker == theirs->tie_breaker)
 		return L2TP_TIE_RESTART;
 	return ours->tie_breaker < theirs->tie_breaker ? L2TP_TIE_WE_WIN : L2TP_TIE_WE_LOSE;
+}
+
+/* ------------------------------------------------------------------ */
+/* the listener: SCCRQs checked before anything exists for them */
+
+/* The Message Digest of an SCCRQ, verified with cfg's key (4.3). */
+static enum l2tp_drop sccrq_verify_digest(const struct l2tp_cc_cfg *cfg, const struct l2tp_msg *m,
+					  const uint8_t *buf, size_t len)
+{
+	struct l2tp_auth a;
+	enum l2tp_drop r;
+
+	if (!cfg->auth_enabled) {
+		/* an integrity check only (no nonce): an invalid one is corruption */
+		if (m->n_digests == 0 || l2tp_msg_has(m, L2TP_AVP_CTRL_MSG_AUTH_NONCE))
+			return L2TP_DROP_NONE;
+		return l2tp_auth_verify(cc_integrity_auth(), m, buf, len, false);
+	}
+	if (!l2tp_msg_has(m, L2TP_AVP_CTRL_MSG_AUTH_NONCE))
+		return L2TP_DROP_NONE;	/* refused below: the peer does not authenticate */
+	l2tp_auth_init(&a);
+	if (l2tp_auth_add_key(&a, cfg->digest_type, cfg->secret, cfg->secret_len) < 0)
+		return L2TP_DROP_DIGEST_MISMATCH;
+	r = l2tp_auth_verify(&a, m, buf, len, false);
+	explicit_bzero(&a, sizeof(a));
+	return r;
+}
+
+enum l2tp_drop l2tp_cc_check_sccrq(const struct l2tp_cc_cfg *cfg, const struct l2tp_msg *m,
+				   const uint8_t *buf, size_t len, struct l2tp_result *refuse)
+{
+	static char text[L2TP_REASON_MAX];
+	enum l2tp_drop r;
+
+	memset(refuse, 0, sizeof(*refuse));
+	if (m->type != L2TP_MSG_SCCRQ)
+		return L2TP_DROP_ZERO_CCID;
+	r = sccrq_verify_digest(cfg, m, buf, len);
+	if (r != L2TP_DROP_NONE)
+		return r;
+	if (sccrx_problem(cfg->auth_enabled, m, refuse, text, sizeof(text)) == NULL)
+		return L2TP_DROP_NONE;
+	refuse->message.p = (const uint8_t *)text;
+	refuse->message.len = (uint16_t)strlen(text);
+	if (refuse->result == L2TP_STOPCCN_NOT_AUTHORIZED)
+		return L2TP_DROP_PEER_REFUSED;
+	return m->has_unknown_mandatory ? L2TP_DROP_UNKNOWN_MANDATORY : L2TP_DROP_MISSING_AVP;
+}
+
+int l2tp_cc_encode_refusal(const struct l2tp_msg *sccrq, const struct l2tp_result *why,
+			   uint8_t *buf, size_t cap)
+{
+	struct l2tp_msg m;
+
+	if (sccrq->assigned_ccid == 0)
+		return -1;	/* nobody could receive it */
+	cc_msg_init(&m, L2TP_MSG_STOPCCN);
+	m.ver = 3;
+	m.ccid = sccrq->assigned_ccid;
+	m.ns = 0;
+	m.nr = (uint16_t)(sccrq->ns + 1);
+	m.result = *why;
+	l2tp_msg_set(&m, L2TP_AVP_RESULT_CODE);
+	return l2tp_msg_encode(&m, buf, cap, false, 0, NULL);
+}
+
+bool l2tp_cc_has_deadline(const struct l2tp_cc *cc)
+{
+	switch (cc->state) {
+	case L2TP_CC_ESTABLISHED:
+	case L2TP_CC_CLOSED:
+		return true;
+	case L2TP_CC_IDLE:
+		return false;
+	default:
+		return usl_timer_armed(&cc->timer);
+	}
 }
 
 /* ------------------------------------------------------------------ */

@@ -113,6 +113,27 @@ struct l2tp_cc_cfg {
 	 * acknowledges an ICRQ but never answers it): 60 s; NEVER disables.
 	 */
 	usl_time sess_setup_timeout;
+
+	/*
+	 * How long a connection may stay between its first message and
+	 * established (wait-ctl-reply, wait-ctl-conn), even when every message
+	 * was acknowledged: 60 s; NEVER disables.  Every state but established
+	 * then ends by a deadline.
+	 */
+	usl_time setup_timeout;
+
+	/*
+	 * Retransmissions of our SCCRP: a responder half-open to a peer that
+	 * may be forged costs little and reflects little: 3 (4 SCCRPs at most).
+	 * 0 takes max_retries.
+	 */
+	unsigned sccrp_max_retries;
+
+	/*
+	 * RFC 3931 5.3: send Assigned Cookie and Remote End ID hidden (with a
+	 * Random Vector); needs a secret.  Off by default.
+	 */
+	bool hide_avps;
 };
 void l2tp_cc_cfg_init(struct l2tp_cc_cfg *cfg);
 
@@ -219,6 +240,34 @@ enum l2tp_drop l2tp_cc_input(struct l2tp_cc *cc, const uint8_t *buf, size_t len)
  */
 enum l2tp_drop l2tp_cc_input_refuse(struct l2tp_cc *cc, const uint8_t *buf, size_t len,
 				    uint16_t result, uint16_t error, const char *msg);
+
+/*
+ * Checks an SCCRQ before anything is allocated for it (the listener), as a
+ * fresh responder with cfg would: m is decoded (with cfg's secret for hidden
+ * AVPs), buf/len its bytes.  Returns L2TP_DROP_NONE when a responder may be
+ * created.  Otherwise the drop reason; when the peer should be told (a
+ * policy mismatch, not forged or corrupt input), *refuse is set to the
+ * StopCCN result to answer with (l2tp_cc_encode_refusal()), else its result
+ * is 0 and the message is dropped silently (failed authentication).
+ * refuse->message points at static text.
+ */
+enum l2tp_drop l2tp_cc_check_sccrq(const struct l2tp_cc_cfg *cfg, const struct l2tp_msg *m,
+				   const uint8_t *buf, size_t len, struct l2tp_result *refuse);
+
+/*
+ * Encodes the StopCCN that refuses an SCCRQ without creating any state:
+ * addressed to the SCCRQ's Assigned CCID, Ns 0, acknowledging the SCCRQ.
+ * Sent once, never retransmitted.  Returns the length or -1.
+ */
+int l2tp_cc_encode_refusal(const struct l2tp_msg *sccrq, const struct l2tp_result *why,
+			   uint8_t *buf, size_t cap);
+
+/*
+ * True when cc is bound to end by itself: established (HELLO and
+ * retransmission limits end it), or any other state with a timer armed
+ * (setup deadline, retransmission, StopCCN hold).  Daemon invariant.
+ */
+bool l2tp_cc_has_deadline(const struct l2tp_cc *cc);
 
 /*
  * Administrative close: sessions are cleared, a StopCCN with result/error/

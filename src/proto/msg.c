@@ -899,6 +899,9 @@ static const char *const drop_names[L2TP_DROP__COUNT] = {
 	[L2TP_DROP_UNKNOWN_MANDATORY]		= "unknown-mandatory",
 	[L2TP_DROP_PEER_REFUSED]		= "peer-refused",
 	[L2TP_DROP_LIMIT]			= "limit",
+	[L2TP_DROP_TOO_LONG]			= "too-long",
+	[L2TP_DROP_WRONG_SOURCE]		= "wrong-source",
+	[L2TP_DROP_NO_RESOURCES]		= "no-resources",
 };
 
 const char *l2tp_drop_name(enum l2tp_drop d)

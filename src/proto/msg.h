@@ -122,6 +122,9 @@ enum l2tp_drop {
 	L2TP_DROP_UNKNOWN_MANDATORY,	/* unrecognised M=1 AVP (answered with StopCCN/CDN) */
 	L2TP_DROP_PEER_REFUSED,		/* SCCRQ from a peer the config does not allow */
 	L2TP_DROP_LIMIT,		/* a configured limit refused it (max tunnels, half-open) */
+	L2TP_DROP_TOO_LONG,		/* datagram longer than any control message */
+	L2TP_DROP_WRONG_SOURCE,		/* known CCID, but not from that tunnel's peer address and port */
+	L2TP_DROP_NO_RESOURCES,		/* no tunnel could be made for it (descriptor, memory, port) */
 	L2TP_DROP__COUNT
 };
 const char *l2tp_drop_name(enum l2tp_drop d);
