@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "usl/escape.h"
 #include "usl/log.h"
 #include "child.h"
 #include "l2tpv3d.h"
@@ -241,9 +242,10 @@ static inline const char *str_or_empty(const char *s)
 /* ---- environment: captured at event time ---- */
 
 /*
- * Appends KEY=value.  Control characters become '?': some values come from
- * the peer (host name, remote end id) and scripts read the environment
- * line by line.
+ * Appends KEY=value.  Values formatted here are our own text or a peer's
+ * name the engine already made printable; control characters become '?'
+ * anyway, since scripts read the environment line by line.  A peer's raw
+ * bytes go through env_add_bytes() instead.
  */
 static int env_add(struct hook_job *job, const char *key, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -274,6 +276,30 @@ static int env_add(struct hook_job *job, const char *key, const char *fmt, ...)
 		return -1;
 	}
 	job->n_env++;
+	return 0;
+}
+
+/*
+ * KEY=value for a peer's raw bytes: the whole value, NUL and all, escaped
+ * like every peer string (usl/escape.h), so it reads as the CLI shows it.
+ */
+static int env_add_bytes(struct hook_job *job, const char *key, const void *val, size_t len)
+{
+	size_t klen = strlen(key), need;
+	char *e;
+
+	if (job->n_env >= HOOK_ENV_MAX) {
+		errno = E2BIG;
+		return -1;
+	}
+	need = usl_str_escape(NULL, 0, val, len);
+	e = malloc(klen + 1 + need + 1);
+	if (e == NULL)
+		return -1;
+	memcpy(e, key, klen);
+	e[klen] = '=';
+	usl_str_escape(e + klen + 1, need + 1, val, len);
+	job->env[job->n_env++] = e;
 	return 0;
 }
 
@@ -315,8 +341,7 @@ static int env_session(struct hook_job *job, const struct session *s)
 	    env_add(job, "L2TP_SESSION_NAME", "%s", name_str(s->name)) < 0 ||
 	    env_add(job, "L2TP_PW_TYPE", "%s", str_or_empty(l2tp_pw_type_name(pw))) < 0 ||
 	    env_add(job, "L2TP_IFNAME", "%.*s", (int)sizeof(s->ifname), s->ifname) < 0 ||
-	    env_add(job, "L2TP_REMOTE_END_ID", "%.*s", (int)rei_len,
-		    rei ? (const char *)rei : "") < 0)
+	    env_add_bytes(job, "L2TP_REMOTE_END_ID", rei, rei_len) < 0)
 		return -1;
 	return 0;
 }

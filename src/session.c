@@ -14,6 +14,7 @@
 
 #include "dp.h"
 #include "l2tpv3d.h"
+#include "usl/escape.h"
 #include "usl/log.h"
 
 static bool session_id_eq(const struct usl_hnode *n, const void *key)
@@ -246,7 +247,7 @@ static void session_reply_waiters(struct session *s, enum ctl_status st, const c
 
 static void session_announce_down(struct session *s, const struct l2tp_result *why)
 {
-	char err[256];
+	char err[256], msg[160] = "";
 	enum ctl_status st = CTL_E_PEER;
 
 	if (s->up) {
@@ -262,10 +263,12 @@ static void session_announce_down(struct session *s, const struct l2tp_result *w
 		snprintf(err, sizeof(err), "data plane refused the session%s%s",
 			 s->dp_error ? ": " : "", name_str(s->dp_error));
 	} else {
-		snprintf(err, sizeof(err), "session closed: CDN result %u (%s)%s%.*s",
+		/* the peer's Result Code message: escaped, cut only between escapes */
+		if (why != NULL && why->message.p != NULL)
+			usl_str_escape(msg, sizeof(msg), why->message.p, why->message.len);
+		snprintf(err, sizeof(err), "session closed: CDN result %u (%s)%s%s",
 			 why ? why->result : 0, why ? l2tp_cdn_result_name(why->result) : "?",
-			 why && why->message.len ? ": " : "", why ? (int)why->message.len : 0,
-			 why && why->message.p ? (const char *)why->message.p : "");
+			 msg[0] ? ": " : "", msg);
 	}
 	session_reply_waiters(s, st, err, why);
 }
@@ -362,6 +365,7 @@ json_object *session_json(const struct session *s, bool detail)
 	usl_time now = usl_timerset_now(l2tpd.timers);
 	const struct l2tp_sess *ls = s->sess;
 	const uint8_t *rei;
+	char *rei_text;
 	uint16_t rei_len = 0;
 	uint8_t clen = 0, pclen = 0;
 
@@ -385,8 +389,9 @@ json_object *session_json(const struct session *s, bool detail)
 	json_add_str(o, "l2spec", l2spec_name(l2tp_sess_l2ss(ls)));
 	json_add_str(o, "data_seq", config_data_seq_name(l2tp_sess_data_seq(ls)));
 	rei = l2tp_sess_remote_end_id(ls, &rei_len);
-	json_object_object_add(o, "remote_end_id",
-			       json_object_new_string_len(rei ? (const char *)rei : "", rei ? rei_len : 0));
+	rei_text = usl_str_escape_dup(rei, rei ? rei_len : 0);	/* the peer's bytes: escaped */
+	json_add_str(o, "remote_end_id", rei_text ? rei_text : "");
+	free(rei_text);
 	json_add_str(o, "circuit", l2tp_sess_peer_active(ls) ? "up" : "down");
 	if (detail) {
 		json_object *st = session_stats_json(s);

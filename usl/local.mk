@@ -2,6 +2,7 @@
 
 usl_libusl_a_SOURCES += \
 	usl/buf.c usl/buf.h \
+	usl/escape.c usl/escape.h \
 	usl/hash.c usl/hash.h \
 	usl/list.h \
 	usl/log.c usl/log.h \
@@ -17,6 +18,7 @@ USL_CHECKS = \
 	tests/unit/check_timer \
 	tests/unit/check_loop \
 	tests/unit/check_buf \
+	tests/unit/check_escape \
 	tests/unit/check_log
 
 # UNIT_TESTS run in `make check` and again in `make check-valgrind`.
@@ -46,6 +48,10 @@ tests_unit_check_loop_LDADD = $(USL_LIBS) $(CHECK_TEST_LIBS)
 tests_unit_check_buf_SOURCES = tests/unit/check_buf.c
 tests_unit_check_buf_CFLAGS = $(CHECK_TEST_CFLAGS)
 tests_unit_check_buf_LDADD = $(USL_LIBS) $(CHECK_TEST_LIBS)
+
+tests_unit_check_escape_SOURCES = tests/unit/check_escape.c
+tests_unit_check_escape_CFLAGS = $(CHECK_TEST_CFLAGS)
+tests_unit_check_escape_LDADD = $(USL_LIBS) $(CHECK_TEST_LIBS)
 
 tests_unit_check_log_SOURCES = tests/unit/check_log.c
 tests_unit_check_log_CFLAGS = $(CHECK_TEST_CFLAGS)

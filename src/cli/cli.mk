@@ -9,7 +9,7 @@ src_cli_l2tpv3ctl_SOURCES = \
 	src/cli/batch.c \
 	src/cli/output.c \
 	src/cli/output_json.c \
-	src/ctl_proto.h
+	src/ctl_proto.h usl/escape.c usl/escape.h
 src_cli_l2tpv3ctl_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 src_cli_l2tpv3ctl_LDADD = $(JSONC_LIBS)
 

@@ -2,6 +2,10 @@
  * src/cli/output.c - human output: aligned tables for lists, "key: value"
  * lines for show, one line for create/delete, one line per monitor event.
  * Which printer a command gets is a table, like bgpctl's show_* functions.
+ *
+ * Every string printed goes through text(): the daemon already escapes a
+ * peer's bytes, but a JSON string can still decode to a control character
+ * ("\u001b"), and a terminal must never receive one.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +14,7 @@
 
 #include "cli.h"
 #include "ctl_proto.h"
+#include "usl/escape.h"
 
 #define MAX_COLUMNS	16
 
@@ -44,15 +49,48 @@ static const struct column session_columns[] = {
 };
 
 #define N_ELEMS(a)	(sizeof(a) / sizeof((a)[0]))
+#define FIELD_RING	4	/* field() values alive at once: enough for one printf */
 
-/* A member as text for one-line messages; "-" when absent. */
+/*
+ * n bytes of s as printable text (malloc'd): usl/escape.h's rule, except
+ * that '\' stays as it is, since the daemon's "\xNN" escapes must read the
+ * same here as in its JSON and hook variables.
+ */
+static char *text_n(const char *s, size_t n)
+{
+	size_t need = usl_str_escape_flags(NULL, 0, s, n, USL_ESCAPE_KEEP_BACKSLASH);
+	char *out = xmalloc(need + 1);
+
+	usl_str_escape_flags(out, need + 1, s, n, USL_ESCAPE_KEEP_BACKSLASH);
+	return out;
+}
+
+static char *text(const char *s)
+{
+	return text_n(s, strlen(s));
+}
+
+/* A JSON value as text; strings keep an embedded NUL visible. */
+static char *json_text(json_object *v)
+{
+	if (json_object_is_type(v, json_type_string))
+		return text_n(json_object_get_string(v), (size_t)json_object_get_string_len(v));
+	return text(json_object_get_string(v));
+}
+
+/* A member as text for one-line messages; "-" when absent.  Valid until FIELD_RING more calls. */
 static const char *field(json_object *o, const char *key)
 {
+	static char *ring[FIELD_RING];
+	static unsigned next;
 	json_object *v;
+	char **slot = &ring[next++ % FIELD_RING];
 
 	if (!json_object_object_get_ex(o, key, &v) || !v)
 		return "-";
-	return json_object_get_string(v);
+	free(*slot);
+	*slot = json_text(v);
+	return *slot;
 }
 
 /* "1d02h03m04s": uptimes are read by people, not summed. */
@@ -88,7 +126,7 @@ static char *fmt_array(json_object *v)
 
 	for (size_t i = 0; i < n; i++)
 		if (!is_scalar(json_object_array_get_idx(v, i)))
-			return xstrdup(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
+			return text(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
 	for (size_t i = 0; i < n; i++) {
 		char *s = fmt_value(NULL, json_object_array_get_idx(v, i));
 
@@ -114,15 +152,15 @@ static char *fmt_value(const char *key, json_object *v)
 	case json_type_int:
 	case json_type_double:
 		if (!key || strcmp(key, "uptime"))
-			return xstrdup(json_object_get_string(v));
+			return text(json_object_get_string(v));
 		fmt_duration(json_object_get_double(v), tmp, sizeof tmp);
 		return xstrdup(tmp);
 	case json_type_string:
-		return xstrdup(*json_object_get_string(v) ? json_object_get_string(v) : "-");
+		return json_object_get_string_len(v) ? json_text(v) : xstrdup("-");
 	case json_type_array:
 		return json_object_array_length(v) ? fmt_array(v) : xstrdup("-");
 	default:
-		return xstrdup(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
+		return text(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
 	}
 }
 
@@ -136,9 +174,13 @@ static int key_width(json_object *obj)
 {
 	size_t w = 0;
 
-	json_object_object_foreach(obj, key, val)
-		if (!is_block(val) && strlen(key) > w)
-			w = strlen(key);
+	json_object_object_foreach(obj, key, val) {
+		char *k = text(key);
+
+		if (!is_block(val) && strlen(k) > w)
+			w = strlen(k);
+		free(k);
+	}
 	return (int)w;
 }
 
@@ -148,16 +190,18 @@ static void print_kv(json_object *obj, int indent)
 	int w = key_width(obj);
 
 	json_object_object_foreach(obj, key, val) {
-		char *s;
+		char *k = text(key), *s;
 
 		if (is_block(val)) {
-			printf("%*s%s:\n", indent, "", key);
+			printf("%*s%s:\n", indent, "", k);
 			print_kv(val, indent + 2);
+			free(k);
 			continue;
 		}
 		s = json_object_is_type(val, json_type_object) ? xstrdup("-") : fmt_value(key, val);
-		printf("%*s%s:%*s %s\n", indent, "", key, w - (int)strlen(key), "", s);
+		printf("%*s%s:%*s %s\n", indent, "", k, w - (int)strlen(k), "", s);
 		free(s);
+		free(k);
 	}
 }
 
@@ -309,12 +353,15 @@ static const struct {
 /* invalid-argument names the argument itself; other errors say what kind. */
 void print_failure(const struct reply *r)
 {
-	const char *msg = r->error ? r->error : "(no message)";
+	char *msg = text(r->error ? r->error : "(no message)");
+	char *status = text(r->status_name ? r->status_name : "-");
 
 	if (r->status == CTL_E_INVALID)
 		cli_warnx("%s", msg);
 	else
-		cli_warnx("%s: %s", r->status_name, msg);
+		cli_warnx("%s: %s", status, msg);
+	free(status);
+	free(msg);
 }
 
 static void text_result(const struct request *req, const struct reply *r)
@@ -331,7 +378,12 @@ static void text_batch_reply(unsigned long line, const struct request *req,
 	printer *summary = text_cmds[req->kind].summary;
 
 	if (r->status != CTL_OK) {
-		printf("%lu: %s: %s\n", line, r->status_name, r->error ? r->error : "-");
+		char *status = text(r->status_name ? r->status_name : "-");
+		char *msg = text(r->error ? r->error : "-");
+
+		printf("%lu: %s: %s\n", line, status, msg);
+		free(status);
+		free(msg);
 		return;
 	}
 	printf("%lu: ", line);
@@ -369,8 +421,8 @@ static void print_result(json_object *res)
 	printf(" result %s (%s)", field(res, "code"), field(res, "name"));
 	if (json_object_object_get_ex(res, "error", &v) && json_object_get_int(v))
 		printf(" error %d (%s)", json_object_get_int(v), field(res, "error_name"));
-	if (json_object_object_get_ex(res, "message", &v) && *json_object_get_string(v))
-		printf(": %s", json_object_get_string(v));
+	if (json_object_object_get_ex(res, "message", &v) && json_object_get_string_len(v) > 0)
+		printf(": %s", field(res, "message"));
 }
 
 /* time event tunnel N [session M] peer P [result ...] */
@@ -384,7 +436,7 @@ static void text_event(json_object *ev)
 		 when, sizeof when);
 	printf("%s %s tunnel %s", when, field(ev, "event"), field(ev, "tunnel_id"));
 	if (json_object_object_get_ex(ev, "session_id", &v))
-		printf(" session %s", json_object_get_string(v));
+		printf(" session %s", field(ev, "session_id"));
 	printf(" peer %s", field(ev, "peer"));
 	if (json_object_object_get_ex(ev, "result", &v) && json_object_is_type(v, json_type_object))
 		print_result(v);

@@ -19,6 +19,7 @@
 #include <sys/random.h>
 
 #include "usl/buf.h"
+#include "usl/escape.h"
 #include "usl/log.h"
 #include "engine.h"
 
@@ -401,16 +402,10 @@ void l2tp_reason_set(struct l2tp_reason *rs, uint16_t result, uint16_t error,
 /* Copies a received Result Code (its text lives in a buffer about to go). */
 void l2tp_reason_from_msg(struct l2tp_reason *rs, const struct l2tp_result *r)
 {
-	size_t n = r->message.len < L2TP_REASON_MAX - 1 ? r->message.len : L2TP_REASON_MAX - 1;
 	char buf[L2TP_REASON_MAX];
-	size_t i;
 
-	for (i = 0; i < n; i++) {
-		uint8_t c = r->message.p[i];
-
-		buf[i] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
-	}
-	buf[n] = '\0';
+	/* the peer's text is data: escaped (usl/escape.h), cut at a whole escape */
+	usl_str_escape(buf, sizeof(buf), r->message.p, r->message.p ? r->message.len : 0);
 	l2tp_reason_set(rs, r->result, r->error, r->has_error, "%s", buf);
 }
 
@@ -853,21 +848,17 @@ static enum l2tp_drop cc_fsm_error(struct l2tp_cc *cc, const struct l2tp_msg *m)
 	return L2TP_DROP_WRONG_STATE;
 }
 
-/* A printable copy of a peer-supplied name (NULL on ENOMEM: shown as ""). */
+/*
+ * A printable copy of a peer-supplied name (NULL on ENOMEM: shown as ""),
+ * escaped once here (usl/escape.h) so that logs, JSON, hooks and SNMP all
+ * show the same valid UTF-8 text.
+ */
 static char *cc_copy_name(char *old, const struct l2tp_bytes *b)
 {
 	size_t n = b->len < L2TP_NAME_MAX ? b->len : L2TP_NAME_MAX;
-	char *dst = realloc(old, n + 1);
-	size_t i;
 
-	if (dst == NULL) {
-		free(old);
-		return NULL;
-	}
-	for (i = 0; i < n; i++)
-		dst[i] = (b->p[i] >= 0x20 && b->p[i] < 0x7f) ? (char)b->p[i] : '?';
-	dst[n] = '\0';
-	return dst;
+	free(old);
+	return usl_str_escape_dup(b->p, n);
 }
 
 /* What an SCCRQ or SCCRP tells us about the peer. */

@@ -1,0 +1,81 @@
+# tests/adversarial/lib.sh - an LNS under attack, a legitimate LAC beside it.
+#
+#   +------ ns A ---------------------+          +------ ns B (LNS, victim) --+
+#   | 192.0.2.1  LAC daemon "a"       |--veth----| 192.0.2.2  daemon "b"      |
+#   | forge.py: raw socket, any       |          | nft counts what b sends    |
+#   | source in 192.0.2.0/24, any port|          | to anyone but the LAC      |
+#   +---------------------------------+          +----------------------------+
+#
+# Each attack script sources this, writes b's config (adv_conf_b), starts
+# both daemons (adv_start), brings up the victim tunnel (adv_victim) and then
+# asserts what the brief asks of every attack: the daemon is alive, its
+# tunnel and descriptor counts are back to the baseline, the victim tunnel is
+# established and passing HELLOs, and the replies it sent stay within the
+# documented bound (doc/security.md).
+. "$(dirname "$0")/../integration/lib.sh"
+FORGE="python3 $top_srcdir/tests/adversarial/forge.py"
+
+adv_setup() {
+	it_setup
+	command -v nft >/dev/null || skip "needs nft (nftables)"
+	command -v python3 >/dev/null || skip "needs python3"
+	# count every datagram b sends to an address other than the LAC's
+	ip netns exec "$NSB" nft -f - <<NFT || skip "nftables not usable here"
+table inet adv {
+	counter to_others { }
+	chain out { type filter hook output priority 0; udp sport 1701 ip daddr != $A_ADDR counter name to_others; }
+}
+NFT
+}
+
+# adv_conf_b EXTRA: the LNS, HELLO every second on the default profile.
+adv_conf_b() {
+	write_conf b $B_ADDR "
+tunnel_profiles = ( { name = \"default\"; hello_interval = 1; $ADV_PROFILE } );
+$*"
+}
+
+adv_start() {
+	write_conf a $A_ADDR "tunnel_profiles = ( { name = \"default\"; hello_interval = 1; $ADV_PROFILE } );
+peer_default = { accept = true; };"
+	start b "$NSB" && start a "$NSA"
+	log_test $? "LNS and LAC start"
+}
+
+# adv_victim [tunnel create args]: the legitimate tunnel, A to B.
+adv_victim() {
+	local out
+	out=$(ctlj a tunnel create peer $B_ADDR name victim "$@")
+	VTID=$(jq -r .tunnel_id <<<"$out") VPTID=$(jq -r .peer_tunnel_id <<<"$out")
+	[ "$(jq -r .state <<<"$out")" = established ]
+	log_test $? "victim tunnel established (a $VTID, b $VPTID)"
+	BASE_FDS=$(nfds b) BASE_TUNNELS=$(count_tunnels b)
+}
+
+nfds() { ls /proc/"$(pid_of "$1")"/fd | wc -l; }
+alive() { kill -0 "$(pid_of "$1")" 2>/dev/null && ctl "$1" show daemon >/dev/null; }
+replies_to_others() {
+	ip netns exec "$NSB" nft -j list counter inet adv to_others |
+		jq '.nftables[] | select(.counter) | .counter.packets'
+}
+hellos_in() {	# HELLOs b received on the victim tunnel
+	ctlj b tunnel show "$VPTID" | jq '.counters.msgs_in.HELLO // 0'
+}
+
+# adv_victim_ok: established on both sides and HELLOs still flowing.
+adv_victim_ok() {
+	local h0
+	h0=$(hellos_in)
+	wait_until 4 sh -c "[ \$($C -s $W/b.ctl -j tunnel show $VPTID | jq '.counters.msgs_in.HELLO // 0') -gt $h0 ]"
+	local rc=$?
+	[ $rc = 0 ] && [ "$(ctlj a tunnel show "$VTID" | jq -r .state)" = established ] &&
+		[ "$(ctlj b tunnel show "$VPTID" | jq -r .state)" = established ]
+}
+
+# adv_baseline_ok [SECONDS]: b back to the victim tunnel alone, and its fds.
+adv_baseline_ok() {
+	wait_until "${1:-10}" sh -c "[ \$($C -s $W/b.ctl -j tunnel list | jq '.tunnels | length') -le $BASE_TUNNELS ] &&
+		[ \$(ls /proc/$(pid_of b)/fd | wc -l) -le $BASE_FDS ]"
+}
+
+adv_forge() { ip netns exec "$NSA" $FORGE "$@"; }
