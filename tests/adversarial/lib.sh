@@ -23,7 +23,7 @@ adv_setup() {
 	ip netns exec "$NSB" nft -f - <<NFT || skip "nftables not usable here"
 table inet adv {
 	counter to_others { }
-	chain out { type filter hook output priority 0; udp sport 1701 ip daddr != $A_ADDR counter name to_others; }
+	chain out { type filter hook output priority 0; ip daddr != $A_ADDR meta l4proto udp counter name to_others; }
 }
 NFT
 }

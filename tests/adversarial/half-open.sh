@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Finding 10 (first part): ~15 forged SCCRQs a second kept every half-open
+# slot busy (each held ~70 s, each answered with 11 SCCRPs to the forged
+# source).  Now: an SCCRP is retried 3 times (4 in all), a half-open
+# connection ends by its deadline, and when the table is full the peers'
+# oldest half-open connection makes room, so a real LAC still gets in.
+. "$(dirname "$0")/lib.sh"
+adv_setup
+
+adv_conf_b 'peer_default = { accept = true; };'
+sed -i 's|ctl_socket|max_half_open = 50; ctl_socket|' "$W/b.conf"
+adv_start
+adv_victim
+
+r0=$(replies_to_others)
+adv_forge sccrq --dst $B_ADDR --src-net 192.0.2.0/24 --exclude $A_ADDR --count 1500 --rate 300 >/dev/null &
+fp=$!
+sleep 1
+max=0
+for i in 1 2 3; do
+	n=$(count_tunnels b); [ "$n" -gt "$max" ] && max=$n
+	sleep 0.3
+done
+out=$(ctlj a tunnel create peer $B_ADDR name during)
+[ "$(jq -r .state <<<"$out")" = established ]
+log_test $? "during a flood of 300 forged SCCRQs/s, a real LAC gets its tunnel"
+[ "$max" -le $((50 + BASE_TUNNELS)) ]
+log_test $? "half-open connections never exceed max_half_open (at most $max tunnels seen)"
+wait $fp
+alive b
+log_test $? "b alive after 1,500 forged SCCRQs"
+n=$(( $(replies_to_others) - r0 ))
+[ "$n" -le $((1500 * 4)) ]
+log_test $? "at most 4 SCCRPs per forged SCCRQ ($n datagrams for 1,500)"
+[ "$(ctlj b stats | jq '.global.half_open_evicted // 0')" -gt 0 ] 2>/dev/null ||
+	[ "$(grep -c 'max_half_open (50) reached' "$W/b.log")" -gt 0 ]
+log_test $? "evictions counted and logged"
+BASE_TUNNELS=$((BASE_TUNNELS + 1)) BASE_FDS=$((BASE_FDS + 1))
+adv_baseline_ok 30
+log_test $? "every forged half-open connection ends by its deadline: $(count_tunnels b) tunnels, $(nfds b) fds"
+adv_victim_ok
+log_test $? "the victim tunnel is established and passing HELLOs"
+it_done

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Finding 5: the listener matched an existing tunnel by address only, not
+# port: StopCCNs from the peer's IP and other ports, with a guessed CCID,
+# tore another peer's tunnel down.  Now a message for a known CCID must come
+# from that tunnel's peer address and port (else: drop "wrong-source"), and
+# only a message whose Ns/Nr pass reliable delivery counts as a sign of life.
+. "$(dirname "$0")/lib.sh"
+adv_setup
+
+adv_conf_b 'peer_default = { accept = true; };'
+adv_start
+adv_victim
+sleep 2	# a few HELLOs each way
+
+# StopCCNs for the victim's CCID at b from a's address, 8 other ports, every
+# plausible Ns (0-31) and Nr (0-15): one of them is in sequence
+lport=$(ctlj b tunnel show "$VPTID" | jq -r .peer | sed 's/.*://')
+adv_forge stopccn --dst $B_ADDR --src $A_ADDR --ccid "$VPTID" --sports 40000-40007 --ns 0-31 --nr 0-15 >/dev/null
+sleep 0.3
+alive b
+log_test $? "b alive after 4,096 forged StopCCNs"
+[ "$(ctlj b tunnel show "$VPTID" | jq -r .state)" = established ]
+log_test $? "the victim tunnel is not torn down by messages from other ports (peer port $lport)"
+[ "$(ctlj b stats | jq '.global.drops["wrong-source"] // 0')" -ge 4096 ]
+log_test $? "they are counted as wrong-source ($(ctlj b stats | jq '.global.drops["wrong-source"] // 0'))"
+adv_victim_ok
+log_test $? "the victim tunnel is established and passing HELLOs"
+it_done
