@@ -29,6 +29,29 @@ INTEGRATION_TESTS = \
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += tests/integration/lib.sh $(INTEGRATION_TESTS) scripts/lib.sh
 
+# Attacks on an LNS in network namespaces (forged sources: raw sockets):
+# each asserts the daemon is alive, back to its baseline, the victim tunnel
+# intact and its replies bounded (doc/security.md).
+ADVERSARIAL_TESTS = \
+	tests/adversarial/tie-break.sh \
+	tests/adversarial/auth-flood.sh \
+	tests/adversarial/refuse-flood.sh \
+	tests/adversarial/predictable-ids.sh \
+	tests/adversarial/spoof.sh \
+	tests/adversarial/ctl-fd-exhaustion.sh \
+	tests/adversarial/peer-strings.sh \
+	tests/adversarial/hide-avps.sh \
+	tests/adversarial/ctl-slow-reader.sh \
+	tests/adversarial/half-open.sh \
+	tests/adversarial/misc.sh
+TESTS += $(ADVERSARIAL_TESTS)
+EXTRA_DIST += tests/adversarial/lib.sh tests/adversarial/forge.py \
+	tests/adversarial/predict-ids.py $(ADVERSARIAL_TESTS)
+
+check-adversarial:
+	$(MAKE) $(AM_MAKEFLAGS) check TESTS="$(ADVERSARIAL_TESTS)"
+.PHONY: check-adversarial
+
 check-integration:
 	$(MAKE) $(AM_MAKEFLAGS) check TESTS="$(INTEGRATION_TESTS)"
 .PHONY: check-integration

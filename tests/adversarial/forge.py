@@ -14,6 +14,8 @@ address given (a test namespace).
 Prints "sent N" on stdout.
 """
 import argparse
+import hashlib
+import hmac
 import ipaddress
 import os
 import random
@@ -39,10 +41,13 @@ def msg(ccid, ns, nr, avps):
     return header(ccid, ns, nr, len(body)) + body
 
 
-def sccrq(assigned_ccid, host=b"forged", tie_breaker=None, nonce_len=None, digest=None):
+def sccrq(assigned_ccid, host=b"forged", tie_breaker=None, nonce_len=None, digest=None,
+          secret=None):
     avps = [avp(0, struct.pack("!H", 1))]
     if digest == "bogus":
         avps.append(avp(59, b"\x00" + os.urandom(16)))
+    elif secret is not None:
+        avps.append(avp(59, b"\x00" + bytes(16)))
     avps += [avp(7, host), avp(60, struct.pack("!I", 0x0A000001)),
              avp(61, struct.pack("!I", assigned_ccid)), avp(62, struct.pack("!HH", 5, 4)),
              avp(10, struct.pack("!H", 16), mandatory=False)]
@@ -50,7 +55,15 @@ def sccrq(assigned_ccid, host=b"forged", tie_breaker=None, nonce_len=None, diges
         avps.append(avp(5, struct.pack("!Q", tie_breaker)))
     if nonce_len is not None:
         avps.append(avp(73, os.urandom(nonce_len)))
-    return msg(0, 0, 0, avps)
+    m = msg(0, 0, 0, avps)
+    if secret is not None and digest != "bogus":
+        # RFC 3931 4.3/5.4.1: key = HMAC-MD5(secret, 2); an SCCRQ's digest
+        # covers the message alone (its nonce is inside), digest zeroed
+        key = hmac.new(secret, b"\x02", hashlib.md5).digest()
+        d = hmac.new(key, m, hashlib.md5).digest()
+        off = 12 + 8 + 6 + 1
+        m = m[:off] + d + m[off + 16:]
+    return m
 
 
 def stopccn(ccid, ns, nr):
@@ -117,7 +130,8 @@ def cmd_sccrq(a):
         sport = a.sport or random.randrange(1024, 65536)
         tb = int(a.tie_breaker, 16) if a.tie_breaker else None
         raw.send(src, sport, a.dst, a.dport,
-                 sccrq(random.randrange(1, 1 << 32), a.host_name.encode(), tb, a.nonce, a.digest))
+                 sccrq(random.randrange(1, 1 << 32), a.host_name.encode(), tb, a.nonce, a.digest,
+                       a.secret.encode() if a.secret else None))
         n += 1
         pace(i, a.rate, t0)
     print("sent", n)
@@ -168,6 +182,7 @@ def main():
     q.add_argument("--nonce", type=int)
     q.add_argument("--digest", choices=["none", "bogus"], default="none")
     q.add_argument("--host-name", default="forged")
+    q.add_argument("--secret", help="sign the SCCRQ with this shared secret (HMAC-MD5)")
     q = sub.add_parser("stopccn")
     q.add_argument("--src")
     q.add_argument("--ccid", type=int, required=True)
