@@ -544,6 +544,8 @@ struct l2tpd_config *config_defaults(void)
 	c->max_sessions = 200000;
 	c->max_half_open = 1000;
 	snprintf(c->ctl_socket, sizeof(c->ctl_socket), "%s/l2tpv3d/l2tpv3d.ctl", RUNSTATEDIR);
+	c->ctl_max_clients = 64;
+	c->ctl_max_output = 16u << 20;
 	snprintf(c->log_level, sizeof(c->log_level), "info");
 	snprintf(c->dataplane, sizeof(c->dataplane), "kernel");
 	snprintf(c->state_dir, sizeof(c->state_dir), "%s/l2tpv3d", RUNSTATEDIR);
@@ -1612,6 +1614,8 @@ static const struct opt global_opts[] = {
 	O_BOOL(G, "snmp_config_id", snmp_config_id),
 	O_STR(G, "ctl_socket", ctl_socket, check_sockpath),
 	O_STR(G, "ctl_group", ctl_group, check_group),
+	O_UINT(G, "ctl_max_clients", ctl_max_clients, 1, 65536, NULL),
+	O_UINT(G, "ctl_max_output", ctl_max_output, 65536, UINT32_MAX, NULL),
 	O_WORD(G, "log_level", log_level, log_level_names),
 	O_WORD(G, "dataplane", dataplane, dataplane_names),
 	O_STR(G, "state_dir", state_dir, check_abspath),
@@ -1742,7 +1746,8 @@ const char *const config_known_settings[] = {
 	"global.listen", "global.udp_port", "global.listen_ip", "global.event_loop",
 	"global.hostname", "global.router_id", "global.secret", "global.max_tunnels",
 	"global.max_sessions", "global.max_sessions_per_tunnel", "global.max_half_open",
-	"global.snmp_config_id", "global.ctl_socket", "global.ctl_group", "global.log_level",
+	"global.snmp_config_id", "global.ctl_socket", "global.ctl_group",
+	"global.ctl_max_clients", "global.ctl_max_output", "global.log_level",
 	"global.dataplane", "global.state_dir",
 
 	"tunnel_profiles.name", "tunnel_profiles.encap", "tunnel_profiles.udp_src_port",

@@ -128,6 +128,8 @@ struct l2tpd_config {
 	bool snmp_config_id;			/* default false */
 	char ctl_socket[CFG_PATH_MAX];		/* default RUNSTATEDIR "/l2tpv3d/l2tpv3d.ctl" */
 	char ctl_group[CFG_NAME_MAX];		/* empty: the daemon's group */
+	uint32_t ctl_max_clients;		/* default 64: control connections at once */
+	uint32_t ctl_max_output;		/* default 16 MiB: unread output before a drop */
 	char log_level[16];			/* "err" | "warn" | "info" (default) | "debug" */
 	char dataplane[16];			/* "kernel" (default) | "null" */
 	char state_dir[CFG_PATH_MAX];		/* default RUNSTATEDIR "/l2tpv3d" */

@@ -7,9 +7,20 @@
  * the object comes up or fails.  If the client goes away first, the
  * request stays parked but detached, and its reply is discarded.
  * Connections are libevent bufferevents on the daemon's loop, so a slow
- * client never blocks it; a monitor client that stops reading is dropped.
+ * client never blocks it.
+ *
+ * What a client can make the daemon hold is bounded: its requests are read
+ * and run only while less than CTL_OUTPUT_PAUSE of replies wait for it (so
+ * a client that pipelines and never reads costs one reply more than that),
+ * and a client with more than ctl_max_output unread that reads nothing for
+ * CTL_STALL_MS (a monitor client: at once) is disconnected.  At most
+ * ctl_max_clients are connected; more are accepted, told why in one reply
+ * line and closed.  Running out of descriptors does the same through a
+ * reserve descriptor, and when even that fails accepting pauses, since the
+ * listening socket stays readable and would otherwise spin the loop.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <malloc.h>
 #include <stdio.h>
@@ -27,15 +38,24 @@
 #include "l2tpv3d.h"
 #include "usl/log.h"
 
-#define CTL_MAX_OUTPUT	(16u << 20)	/* a client further behind than this is dropped */
+#define CTL_OUTPUT_PAUSE	(256u << 10)	/* more unread output than this: requests wait */
+#define CTL_OUTPUT_RESUME	(CTL_OUTPUT_PAUSE / 2)
+#define CTL_STALL_MS		2000	/* over ctl_max_output and reading nothing this long */
+#define CTL_ACCEPT_PAUSE_MS	250	/* accept failing with no way out: try again after */
 
 struct ctl_conn {
 	struct usl_list link;		/* conns */
 	struct bufferevent *bev;
+	struct evbuffer_cb_entry *out_cb;	/* counts what the client read */
 	struct usl_list reqs;		/* parked requests of this connection */
 	bool monitor;
 	int64_t monitor_id;
-	bool closing;
+	bool closing;			/* flush the output, then close */
+	bool dropped;			/* discard the output; freed by the timer */
+	bool paused;			/* input not read until the output drains */
+	uint64_t drained;		/* output bytes the socket took (the client read them) */
+	uint64_t drained_mark;		/* drained when the stall timer was armed */
+	struct usl_timer timer;		/* stall check, or the deferred free of a drop */
 };
 
 struct ctl_req {
@@ -49,21 +69,59 @@ static int ctl_fd = -1;
 static struct usl_fd *ctl_ev;
 static char ctl_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 static struct usl_list conns = USL_LIST_INIT(conns);
+static int reserve_fd = -1;		/* given up to accept a client when fds run out */
+static struct usl_timer accept_timer;	/* ends a pause of accepting */
+static struct log_ratelimit accept_rl = LOG_RATELIMIT_INIT(10, 5);
+static struct log_ratelimit slow_rl = LOG_RATELIMIT_INIT(10, 5);
+
+static struct {
+	unsigned clients;		/* connected now */
+	uint64_t refused;		/* over ctl_max_clients */
+	uint64_t dropped_slow;		/* over ctl_max_output and not reading */
+	uint64_t accept_emfile;		/* accepts failed for want of descriptors */
+} ctl_stats;
 
 typedef void (*ctl_handler)(struct ctl_conn *c, int64_t id, json_object *args);
 
 /* ---- replies ------------------------------------------------------------ */
 
+static size_t conn_pending(const struct ctl_conn *c)
+{
+	return evbuffer_get_length(bufferevent_get_output(c->bev));
+}
+
+/*
+ * Throws away what the client has not read and frees it on the next turn
+ * of the loop: callers may be walking the connection list or still using c.
+ */
+static void conn_drop(struct ctl_conn *c, const char *why)
+{
+	size_t unread = conn_pending(c);
+
+	ctl_stats.dropped_slow++;
+	log_warnx_rl(&slow_rl, usl_timerset_now(l2tpd.timers),
+		     "control: %sclient too slow (%zu bytes unread), disconnecting it", why, unread);
+	c->closing = c->dropped = true;
+	bufferevent_disable(c->bev, EV_READ | EV_WRITE);
+	usl_timer_arm(l2tpd.timers, &c->timer, usl_time_ms(0));
+}
+
 static void conn_write_json(struct ctl_conn *c, json_object *o)
 {
 	const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
 
+	if (c->dropped)
+		return;
 	bufferevent_write(c->bev, s, strlen(s));
 	bufferevent_write(c->bev, "\n", 1);
+	/* a big reply may pass the cap: the client gets CTL_STALL_MS to start reading it */
+	if (conn_pending(c) > l2tpd.conf->ctl_max_output && !usl_timer_armed(&c->timer)) {
+		c->drained_mark = c->drained;
+		usl_timer_arm(l2tpd.timers, &c->timer, usl_time_ms(CTL_STALL_MS));
+	}
 }
 
-static void conn_reply(struct ctl_conn *c, int64_t id, enum ctl_status st, const char *err,
-		       json_object *data)
+static json_object *reply_json(int64_t id, enum ctl_status st, const char *err, json_object *data)
 {
 	json_object *o = json_object_new_object();
 
@@ -74,6 +132,14 @@ static void conn_reply(struct ctl_conn *c, int64_t id, enum ctl_status st, const
 		json_add_str(o, "error", err);
 	if (data != NULL)
 		json_object_object_add(o, "data", data);
+	return o;
+}
+
+static void conn_reply(struct ctl_conn *c, int64_t id, enum ctl_status st, const char *err,
+		       json_object *data)
+{
+	json_object *o = reply_json(id, st, err, data);
+
 	conn_write_json(c, o);
 	json_object_put(o);
 }
@@ -161,10 +227,9 @@ void ctl_event(const char *event, const struct tunnel *t, const struct session *
 		json_object_object_add(o, "event", json_object_get(ev));
 		conn_write_json(c, o);
 		json_object_put(o);
-		if (evbuffer_get_length(bufferevent_get_output(c->bev)) > CTL_MAX_OUTPUT) {
-			log_warnx("control: monitor client too slow, disconnecting it");
-			c->closing = true;
-		}
+		/* events keep coming whether it reads or not: no grace */
+		if (conn_pending(c) > l2tpd.conf->ctl_max_output)
+			conn_drop(c, "monitor ");
 	}
 	if (ev != NULL)
 		json_object_put(ev);
@@ -594,6 +659,7 @@ static void h_show_daemon(struct ctl_conn *c, int64_t id, json_object *args)
 	json_add_int(o, "sessions", l2tpd.n_sessions);
 	json_add_int(o, "sessions_established", l2tpd.n_sessions_up);
 	json_add_int(o, "peers", (int64_t)usl_hash_count(&l2tpd.peers));
+	json_add_int(o, "ctl_clients", ctl_stats.clients);
 	json_object_object_add(o, "config_id", json_object_new_boolean(l2tpd.conf->snmp_config_id));
 	json_add_int(o, "heap_bytes", (int64_t)mallinfo2().uordblks);
 	conn_reply(c, id, CTL_OK, NULL, o);
@@ -634,6 +700,12 @@ static void h_stats(struct ctl_conn *c, int64_t id, json_object *args)
 	json_add_int(g, "retransmits", (int64_t)(l2tpd.stats.retransmits + live_retransmits()));
 	json_object_object_add(g, "drops", drop_counts_json(l2tpd.stats.drops));
 	json_add_int(g, "ctl_requests", (int64_t)l2tpd.stats.ctl_requests);
+	json_add_int(g, "ctl_clients_refused", (int64_t)ctl_stats.refused);
+	json_add_int(g, "ctl_clients_dropped_slow", (int64_t)ctl_stats.dropped_slow);
+	json_add_int(g, "ctl_accept_emfile", (int64_t)ctl_stats.accept_emfile);
+	json_add_int(g, "refusals_sent", (int64_t)l2tpd.stats.refusals_sent);
+	json_add_int(g, "refusals_suppressed", (int64_t)l2tpd.stats.refusals_suppressed);
+	json_add_int(g, "half_open_evicted", (int64_t)l2tpd.stats.half_open_evicted);
 	json_add_int(g, "rx_datagrams", (int64_t)l2tpd.stats.rx_datagrams);
 	json_add_int(g, "tx_datagrams", (int64_t)l2tpd.stats.tx_datagrams);
 	json_add_int(g, "tx_errors", (int64_t)l2tpd.stats.tx_errors);
@@ -736,8 +808,19 @@ static void conn_free(struct ctl_conn *c)
 		r->conn = NULL;
 	}
 	usl_list_del(&c->link);
+	usl_timer_cancel(&c->timer);
+	evbuffer_remove_cb_entry(bufferevent_get_output(c->bev), c->out_cb);
 	bufferevent_free(c->bev);
 	free(c);
+	ctl_stats.clients--;
+}
+
+/* Flushes what is queued, then closes (conn_write sees the output empty). */
+static void conn_close_flushed(struct ctl_conn *c)
+{
+	c->closing = true;
+	bufferevent_setwatermark(c->bev, EV_WRITE, 0, 0);
+	bufferevent_disable(c->bev, EV_READ);
 }
 
 static void conn_read(struct bufferevent *bev, void *arg)
@@ -747,46 +830,167 @@ static void conn_read(struct bufferevent *bev, void *arg)
 	size_t len;
 	char *line;
 
-	while (!c->closing && (line = evbuffer_readln(in, &len, EVBUFFER_EOL_LF)) != NULL) {
+	while (!c->closing && !c->paused &&
+	       (line = evbuffer_readln(in, &len, EVBUFFER_EOL_LF)) != NULL) {
 		if (len > 0)
 			conn_dispatch(c, line, len);
 		free(line);
+		/* backpressure: the rest waits (in the socket too) until it reads */
+		if (!c->closing && conn_pending(c) > CTL_OUTPUT_PAUSE) {
+			c->paused = true;
+			bufferevent_disable(bev, EV_READ);
+		}
 	}
-	if (evbuffer_get_length(in) > CTL_MAX_LINE) {
+	if (!c->closing && !c->paused && evbuffer_get_length(in) > CTL_MAX_LINE) {
 		conn_reply(c, 0, CTL_E_INVALID, "request line too long", NULL);
-		c->closing = true;
+		conn_close_flushed(c);
 	}
-	if (c->closing && evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+	if (c->closing && !c->dropped && conn_pending(c) == 0)
 		conn_free(c);
 }
 
+/* Called when the output has drained to the low watermark. */
 static void conn_write(struct bufferevent *bev, void *arg)
 {
 	struct ctl_conn *c = arg;
 
-	(void)bev;
-	if (c->closing)
-		conn_free(c);
+	if (c->closing) {
+		if (!c->dropped && conn_pending(c) == 0)
+			conn_free(c);
+		return;
+	}
+	if (c->paused) {
+		c->paused = false;
+		bufferevent_enable(bev, EV_READ);
+		conn_read(bev, c);	/* the requests already read wait no longer */
+	}
 }
 
 static void conn_event(struct bufferevent *bev, short what, void *arg)
 {
+	struct ctl_conn *c = arg;
+
 	(void)bev;
-	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))
-		conn_free(arg);
+	if ((what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)) && !c->dropped)
+		conn_free(c);
+}
+
+static void conn_count_drained(struct evbuffer *buf, const struct evbuffer_cb_info *info,
+			       void *arg)
+{
+	struct ctl_conn *c = arg;
+
+	(void)buf;
+	c->drained += info->n_deleted;
+}
+
+/* A dropped client is freed; one over the cap goes if it read nothing since the arming. */
+static void conn_timer(struct usl_timer *t)
+{
+	struct ctl_conn *c = usl_container_of(t, struct ctl_conn, timer);
+
+	if (c->dropped) {
+		conn_free(c);
+		return;
+	}
+	if (conn_pending(c) <= l2tpd.conf->ctl_max_output)
+		return;
+	if (c->drained == c->drained_mark) {
+		conn_drop(c, "");
+		return;
+	}
+	c->drained_mark = c->drained;
+	usl_timer_arm(l2tpd.timers, t, usl_time_ms(CTL_STALL_MS));
+}
+
+/*
+ * Tells a client it cannot be served and closes it at once.  One
+ * non-blocking send into a fresh socket's empty buffer: it fits, and if
+ * not the client learns it from the close.
+ */
+static void ctl_refuse(int cfd, const char *err)
+{
+	json_object *o = reply_json(0, CTL_E_LIMIT, err, NULL);
+	const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+	char line[512];
+	int n = snprintf(line, sizeof(line), "%s\n", s);
+
+	if (n > 0 && (size_t)n < sizeof(line) && send(cfd, line, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+		log_debug("control: refusing a client: send: %s", strerror(errno));
+	json_object_put(o);
+	close(cfd);
+}
+
+static void accept_pause(void)
+{
+	usl_fd_set_events(ctl_ev, 0);
+	usl_timer_arm(l2tpd.timers, &accept_timer, usl_time_ms(CTL_ACCEPT_PAUSE_MS));
+}
+
+static void accept_resume(struct usl_timer *t)
+{
+	(void)t;
+	if (reserve_fd < 0)
+		reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	usl_fd_set_events(ctl_ev, USL_READ);
+}
+
+/*
+ * Out of descriptors with a client waiting: the listening socket stays
+ * readable, so returning would spin.  The reserve descriptor makes room to
+ * accept the client and refuse it; without one, accepting pauses.
+ */
+static void ctl_accept_starved(int fd, int err)
+{
+	int cfd, aerr;
+
+	ctl_stats.accept_emfile++;
+	log_warnx_rl(&accept_rl, usl_timerset_now(l2tpd.timers),
+		     "control: accept: %s (refusing control clients until descriptors free up)",
+		     strerror(err));
+	if (reserve_fd >= 0) {
+		close(reserve_fd);
+		cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		aerr = errno;
+		if (cfd >= 0)
+			ctl_refuse(cfd, "l2tpv3d is out of file descriptors");
+		reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (reserve_fd >= 0 && (cfd >= 0 || aerr == EAGAIN || aerr == ECONNABORTED))
+			return;
+	}
+	accept_pause();
 }
 
 static void ctl_accept(int fd, short what, void *arg)
 {
 	struct ctl_conn *c;
+	char err[128];
 	int cfd;
 
 	(void)what;
 	(void)arg;
 	cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (cfd < 0) {
-		if (errno != EAGAIN && errno != EINTR)
-			log_warn("control: accept");
+		int e = errno;
+
+		if (e == EMFILE || e == ENFILE) {
+			ctl_accept_starved(fd, e);
+		} else if (e != EAGAIN && e != EINTR && e != ECONNABORTED) {
+			/* ENOBUFS, ENOMEM...: the client stays queued, so wait rather than spin */
+			log_warnx_rl(&accept_rl, usl_timerset_now(l2tpd.timers),
+				     "control: accept: %s", strerror(e));
+			accept_pause();
+		}
+		return;
+	}
+	if (ctl_stats.clients >= l2tpd.conf->ctl_max_clients) {
+		ctl_stats.refused++;
+		log_warnx_rl(&accept_rl, usl_timerset_now(l2tpd.timers),
+			     "control: %u clients connected (ctl_max_clients): refusing another",
+			     ctl_stats.clients);
+		snprintf(err, sizeof(err), "too many control clients (ctl_max_clients %u)",
+			 l2tpd.conf->ctl_max_clients);
+		ctl_refuse(cfd, err);
 		return;
 	}
 	c = calloc(1, sizeof(*c));
@@ -796,9 +1000,18 @@ static void ctl_accept(int fd, short what, void *arg)
 		close(cfd);
 		return;
 	}
+	c->out_cb = evbuffer_add_cb(bufferevent_get_output(c->bev), conn_count_drained, c);
+	if (c->out_cb == NULL) {
+		bufferevent_free(c->bev);
+		free(c);
+		return;
+	}
+	ctl_stats.clients++;
 	usl_list_init(&c->reqs);
 	usl_list_add_tail(&conns, &c->link);
+	usl_timer_init(&c->timer, conn_timer);
 	bufferevent_setcb(c->bev, conn_read, conn_write, conn_event, c);
+	bufferevent_setwatermark(c->bev, EV_WRITE, CTL_OUTPUT_RESUME, 0);
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
 }
 
@@ -854,6 +1067,10 @@ int ctl_init(const struct l2tpd_config *c, char *err, size_t errlen)
 		return -1;
 	}
 	umask(old);
+	reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (reserve_fd < 0)
+		log_warn("control: reserve descriptor: /dev/null");
+	usl_timer_init(&accept_timer, accept_resume);
 	snprintf(ctl_path, sizeof(ctl_path), "%s", sun.sun_path);
 	chmod(ctl_path, 0660);
 	if (c->ctl_group[0]) {
@@ -872,6 +1089,10 @@ void ctl_shutdown(void)
 {
 	while (!usl_list_empty(&conns))
 		conn_free(usl_container_of(conns.next, struct ctl_conn, link));
+	usl_timer_cancel(&accept_timer);
+	if (reserve_fd >= 0)
+		close(reserve_fd);
+	reserve_fd = -1;
 	if (ctl_ev != NULL)
 		usl_fd_del(ctl_ev);
 	if (ctl_fd >= 0) {

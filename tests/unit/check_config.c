@@ -179,6 +179,8 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(c->max_sessions, 200000);
 	ck_assert_uint_eq(c->max_sessions_per_tunnel, 0);
 	ck_assert_uint_eq(c->max_half_open, 1000);
+	ck_assert_uint_eq(c->ctl_max_clients, 64);
+	ck_assert_uint_eq(c->ctl_max_output, 16u << 20);
 	ck_assert(!c->snmp_config_id);
 	ck_assert_str_eq(c->log_level, "info");
 	ck_assert_str_eq(c->dataplane, "kernel");
