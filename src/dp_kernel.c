@@ -617,16 +617,24 @@ static int rec_rewrite(void)
 	int fd;
 
 	snprintf(tmp, sizeof(tmp), "%s.new", kdp.rec_path);
-	f = fopen(tmp, "we");
-	if (f == NULL)
+	/* never through a link planted in the state directory */
+	unlink(tmp);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
 		return -errno;
+	f = fdopen(fd, "w");
+	if (f == NULL) {
+		close(fd);
+		unlink(tmp);
+		return -errno;
+	}
 	for (n = usl_hash_first(&kdp.tunnels); n != NULL; n = usl_hash_next(&kdp.tunnels, n))
 		fprintf(f, "+%" PRIu32 "\n", usl_hash_entry(n, struct ktunnel, by_id)->id);
 	if (fclose(f) != 0 || rename(tmp, kdp.rec_path) < 0) {
 		unlink(tmp);
 		return -errno;
 	}
-	fd = open(kdp.rec_path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	fd = open(kdp.rec_path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	if (kdp.rec_fd >= 0)
@@ -687,7 +695,7 @@ static int rec_lock(const char *dir, unsigned long ns, char *err, size_t errlen)
 	char lock[sizeof(kdp.rec_path) + 8];
 
 	snprintf(lock, sizeof(lock), "%s/kernel-tunnels.%lu.lock", dir, ns);
-	kdp.lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	kdp.lock_fd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (kdp.lock_fd < 0) {
 		snprintf(err, errlen, "state file lock %s: %s", lock, strerror(errno));
 		return -1;
@@ -703,13 +711,17 @@ static int rec_lock(const char *dir, unsigned long ns, char *err, size_t errlen)
 /* Reads the ids of the previous run into kdp.tunnels as K_STALE. */
 static void rec_load(void)
 {
-	FILE *f = fopen(kdp.rec_path, "re");
+	int fd = open(kdp.rec_path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
 	struct usl_hnode *n;
 	uint32_t id;
 	char op;
 
-	if (f == NULL)
+	if (f == NULL) {
+		if (fd >= 0)
+			close(fd);
 		return;
+	}
 	while (fscanf(f, " %c%" SCNu32, &op, &id) == 2) {
 		n = usl_hash_lookup(&kdp.tunnels, &id, usl_hash_u32(id));
 		if (op == '-' && n != NULL) {

@@ -41,6 +41,16 @@ static struct options {
 } opt;
 
 static struct usl_timer shutdown_timer;
+static struct usl_timer log_flush_timer;
+
+/* Every rate-limited log line kind says how many it suppressed (usl/log.h). */
+#define LOG_FLUSH_S	5
+
+static void log_flush(struct usl_timer *t)
+{
+	log_ratelimit_flush(usl_timerset_now(l2tpd.timers));
+	usl_timer_arm(l2tpd.timers, t, usl_time_s(LOG_FLUSH_S));
+}
 
 static void usage(FILE *f)
 {
@@ -338,6 +348,8 @@ int main(int argc, char **argv)
 		fatalx("%s", err);
 	l2tpd.timers = usl_loop_timers(l2tpd.loop);
 	l2tpd.started = usl_timerset_now(l2tpd.timers);
+	usl_timer_init(&log_flush_timer, log_flush);
+	usl_timer_arm(l2tpd.timers, &log_flush_timer, usl_time_s(LOG_FLUSH_S));
 	identity_init(c);
 	dataplane_init(c);
 	modules_init(c);

@@ -179,12 +179,27 @@ bool log_ratelimit_admit(struct log_ratelimit *rl, usl_time now, unsigned *dropp
 	return true;
 }
 
+/* Limiters of log lines with suppressed messages not yet reported. */
+static struct log_ratelimit *pending_head;
+
+static void ratelimit_note(struct log_ratelimit *rl, const char *what)
+{
+	rl->what = what;
+	if (!rl->pending) {
+		rl->pending = true;
+		rl->next_pending = pending_head;
+		pending_head = rl;
+	}
+}
+
 bool log_ratelimit_ok(struct log_ratelimit *rl, usl_time now)
 {
 	unsigned dropped;
 
-	if (!log_ratelimit_admit(rl, now, &dropped))
+	if (!log_ratelimit_admit(rl, now, &dropped)) {
+		ratelimit_note(rl, NULL);
 		return false;
+	}
 	if (dropped)
 		log_warnx("%u messages suppressed by rate limit", dropped);
 	return true;
@@ -196,11 +211,48 @@ void log_warnx_rl(struct log_ratelimit *rl, usl_time now, const char *fmt, ...)
 	unsigned dropped;
 	va_list ap;
 
-	if (LOG_LVL_WARN > log_state.level || !log_ratelimit_admit(rl, now, &dropped))
+	if (LOG_LVL_WARN > log_state.level)
 		return;
+	if (!log_ratelimit_admit(rl, now, &dropped)) {
+		ratelimit_note(rl, fmt);
+		return;
+	}
 	if (dropped)
 		snprintf(suffix, sizeof(suffix), " (%u similar messages suppressed)", dropped);
 	va_start(ap, fmt);
 	log_vemit(LOG_LVL_WARN, -1, suffix, fmt, ap);
 	va_end(ap);
+}
+
+/* The constant start of a format (up to its first conversion), for a report. */
+static int fmt_prefix_len(const char *fmt)
+{
+	const char *pc = strchr(fmt, '%');
+
+	return pc ? (int)(pc - fmt) : (int)strlen(fmt);
+}
+
+void log_ratelimit_flush(usl_time now)
+{
+	struct log_ratelimit **pp = &pending_head, *rl;
+
+	while ((rl = *pp) != NULL) {
+		bool closed = usl_time_cmp(usl_time_sub(now, rl->window_start), rl->interval) >= 0;
+
+		if (rl->suppressed > 0 && !closed) {
+			pp = &rl->next_pending;
+			continue;
+		}
+		if (rl->suppressed > 0) {
+			if (rl->what != NULL)
+				log_warnx("%u similar messages suppressed by rate limit: \"%.*s...\"",
+					  rl->suppressed, fmt_prefix_len(rl->what), rl->what);
+			else
+				log_warnx("%u messages suppressed by rate limit", rl->suppressed);
+			rl->suppressed = 0;
+		}
+		rl->pending = false;
+		*pp = rl->next_pending;
+		rl->next_pending = NULL;
+	}
 }

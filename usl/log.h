@@ -34,9 +34,13 @@ struct log_ratelimit {
 	usl_time window_start;
 	unsigned printed;
 	unsigned suppressed;
+	/* log_ratelimit_flush(): what was suppressed, and the pending list */
+	const char *what;
+	struct log_ratelimit *next_pending;
+	bool pending;
 };
 #define LOG_RATELIMIT_INIT(interval_s, burst_n) \
-	{ { (int64_t)(interval_s) * 1000000000 }, (burst_n), { 0 }, 0, 0 }
+	{ { (int64_t)(interval_s) * 1000000000 }, (burst_n), { 0 }, 0, 0, NULL, NULL, false }
 
 /*
  * The limiter alone, for anything that must not happen more than burst
@@ -48,6 +52,14 @@ bool log_ratelimit_admit(struct log_ratelimit *rl, usl_time now, unsigned *dropp
 /* Returns true when a message may be printed now; it reports suppressed counts. */
 bool log_ratelimit_ok(struct log_ratelimit *rl, usl_time now);
 void log_warnx_rl(struct log_ratelimit *rl, usl_time now, const char *fmt, ...) USL_PRINTF(3, 4);
+
+/*
+ * Reports every log limiter (log_ratelimit_ok, log_warnx_rl) that suppressed
+ * messages and has had no admitted message since its window closed: one
+ * line per kind saying how many, so a flood that stops is still accounted
+ * for.  Call it periodically (the daemon: every few seconds).
+ */
+void log_ratelimit_flush(usl_time now);
 
 /* Captures log lines in memory instead of printing (unit tests); NULL to stop. */
 void log_set_sink(void (*sink)(enum log_level lvl, const char *msg, void *arg), void *arg);

@@ -99,7 +99,8 @@ END_TEST
 
 START_TEST(test_ratelimit)
 {
-	struct log_ratelimit rl = LOG_RATELIMIT_INIT(10, 3);
+	/* static: a limiter that suppressed stays listed for log_ratelimit_flush() */
+	static struct log_ratelimit rl = LOG_RATELIMIT_INIT(10, 3);
 	usl_time t0 = usl_time_s(100);
 	int i, ok = 0;
 
@@ -123,7 +124,7 @@ END_TEST
 
 START_TEST(test_warnx_rl)
 {
-	struct log_ratelimit rl = LOG_RATELIMIT_INIT(1, 2);
+	static struct log_ratelimit rl = LOG_RATELIMIT_INIT(1, 2);
 	usl_time t = usl_time_s(5);
 	int i;
 
@@ -144,6 +145,31 @@ START_TEST(test_warnx_rl)
 	log_warnx_rl(&rl, t, "hidden");
 	ck_assert_int_eq(cap.n, 4);
 	ck_assert_uint_eq(rl.suppressed, 0);
+}
+END_TEST
+
+/* A flood that stops is still accounted for: one line per kind, once. */
+START_TEST(test_ratelimit_flush)
+{
+	static struct log_ratelimit rl = LOG_RATELIMIT_INIT(1, 2);
+	usl_time t = usl_time_s(100);
+	int i;
+
+	log_set_level(LOG_LVL_DEBUG);
+	for (i = 0; i < 10; i++)
+		log_warnx_rl(&rl, t, "dropped message from %s", "x");
+	ck_assert_int_eq(cap.n, 2);
+	log_ratelimit_flush(usl_time_add(t, usl_time_ms(500)));	/* window still open */
+	ck_assert_int_eq(cap.n, 2);
+	log_ratelimit_flush(usl_time_add(t, usl_time_s(1)));
+	ck_assert_int_eq(cap.n, 3);
+	ck_assert_str_eq(cap.msg[2],
+			 "8 similar messages suppressed by rate limit: \"dropped message from ...\"");
+	log_ratelimit_flush(usl_time_add(t, usl_time_s(5)));	/* reported once */
+	ck_assert_int_eq(cap.n, 3);
+	/* the next admitted message does not count them again */
+	log_warnx_rl(&rl, usl_time_add(t, usl_time_s(6)), "dropped message from %s", "y");
+	ck_assert_str_eq(cap.msg[3], "dropped message from y");
 }
 END_TEST
 
@@ -191,6 +217,7 @@ static Suite *log_suite(void)
 	tcase_add_test(tc, test_long_message_truncated);
 	tcase_add_test(tc, test_ratelimit);
 	tcase_add_test(tc, test_warnx_rl);
+	tcase_add_test(tc, test_ratelimit_flush);
 	tcase_add_test(tc, test_stderr_format);
 	suite_add_tcase(s, tc);
 	return s;
