@@ -241,8 +241,16 @@ char *conn_wait_line(struct conn *c, double deadline)
 			errno = c->err ? c->err : EPIPE;
 			return NULL;
 		}
-		if (conn_flush(c) < 0)
+		if (conn_flush(c) < 0) {
+			int e = errno;
+
+			/* the daemon may have said why before it closed (a limit) */
+			conn_fill(c);
+			if ((line = buf_line(&c->in)) != NULL)
+				return line;
+			errno = e;
 			return NULL;
+		}
 		if (buf_pending(&c->out))
 			pfd.events |= POLLOUT;
 		if (deadline >= 0 && mono_now() >= deadline) {
