@@ -33,6 +33,7 @@
 
 struct ctl_req;
 struct dp_ops;
+struct tunnel_heir;
 
 /* An IPv4 or IPv6 socket address: a sockaddr_storage is 128 bytes, this 28. */
 union saddr {
@@ -79,6 +80,7 @@ struct peer {
 	unsigned n_tunnels;			/* references: one per tunnel */
 	struct usl_list connecting;		/* our tunnels in wait-ctl-reply (tie breaks) */
 	struct idalloc config_ids;		/* lowest free config_id, when enabled */
+	struct tunnel_heir *heir;		/* ours, refused by its tie break: awaits its SCCRQ */
 };
 
 struct tunnel {

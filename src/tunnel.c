@@ -216,6 +216,7 @@ static void tunnel_announce_down(struct tunnel *t, const struct l2tp_result *why
 }
 
 static void tunnel_destroy(struct tunnel *t);
+static void tunnel_await_heir(struct tunnel *t);
 
 static void tunnel_on_event(struct l2tp_cc *cc, enum l2tp_cc_state from, enum l2tp_cc_state to,
 			    const struct l2tp_result *why)
@@ -223,6 +224,9 @@ static void tunnel_on_event(struct l2tp_cc *cc, enum l2tp_cc_state from, enum l2
 	struct tunnel *t = l2tp_cc_user(cc);
 
 	log_debug("tunnel %u: %s -> %s", t->id, l2tp_cc_state_name(from), l2tp_cc_state_name(to));
+	if (from == L2TP_CC_WAIT_CTL_REPLY && to == L2TP_CC_STOPPING && why != NULL &&
+	    why->result == L2TP_STOPCCN_ALREADY_EXISTS)
+		tunnel_await_heir(t);
 	if (from == L2TP_CC_WAIT_CTL_REPLY || from == L2TP_CC_WAIT_CTL_CONN) {
 		usl_list_del(&t->connecting_link);
 		l2tpd.n_half_open--;
@@ -733,7 +737,13 @@ struct tunnel_heir {
 	struct usl_list waiters;
 	char *name;
 	enum origin origin;
+	/* when held on the peer (peer->heir) until its SCCRQ comes */
+	struct usl_timer timer;
+	struct peer *peer;
 };
+
+/* How long the peer that refused our SCCRQ as tie-break winner may take to send its own. */
+#define HEIR_WAIT_S	15
 
 static void tunnel_bequeath(struct tunnel *t, struct tunnel_heir *h)
 {
@@ -753,6 +763,55 @@ static void tunnel_bequeath(struct tunnel *t, struct tunnel_heir *h)
 		t->name = NULL;
 	}
 	t->origin = ORIGIN_PEER;	/* no static restart for the discarded one */
+}
+
+static void tunnel_inherit(struct tunnel *nt, struct tunnel_heir *h, const char *why);
+
+static void heir_expired(struct usl_timer *tm)
+{
+	struct tunnel_heir *h = usl_container_of(tm, struct tunnel_heir, timer);
+	struct peer *p = h->peer;
+
+	p->heir = NULL;
+	tunnel_inherit(NULL, h, "the peer won the tie break but never opened its connection");
+	free(h);
+	peer_put(p);
+}
+
+/*
+ * The peer refused our SCCRQ with StopCCN 3: it won a tie break whose
+ * SCCRQ has not reached us yet.  What our waiters and name need is kept on
+ * the peer (with a reference and a deadline) for the connection it opens.
+ */
+static void tunnel_await_heir(struct tunnel *t)
+{
+	struct tunnel_heir *h;
+
+	if (t->peer->heir != NULL || (usl_list_empty(&t->waiters) && !t->name_indexed))
+		return;
+	h = calloc(1, sizeof(*h));
+	if (h == NULL)
+		return;
+	tunnel_bequeath(t, h);
+	h->peer = peer_get(&t->peer->addr.sa);	/* the same peer, one more reference */
+	t->peer->heir = h;
+	usl_timer_init(&h->timer, heir_expired);
+	usl_timer_arm(l2tpd.timers, &h->timer, usl_time_s(HEIR_WAIT_S));
+	log_info("tunnel %u: %s won the tie break: its connection takes over", t->id,
+		 sockaddr_ntop((struct sockaddr *)&t->remote));
+}
+
+/* The heir waiting on the peer of this SCCRQ, if any: the caller owns it now. */
+static struct tunnel_heir *heir_take(const struct sockaddr *from)
+{
+	struct peer *p = peer_find(from);
+	struct tunnel_heir *h = p ? p->heir : NULL;
+
+	if (h == NULL)
+		return NULL;
+	p->heir = NULL;
+	usl_timer_cancel(&h->timer);
+	return h;
 }
 
 /* nt (NULL when it could not be made) takes over h's waiters and name. */
@@ -876,11 +935,27 @@ static const char *peer_secret(const struct peer_profile *pp, const struct tunne
 	return pp->secret[0] ? pp->secret : prof->secret[0] ? prof->secret : l2tpd.conf->secret;
 }
 
+/* Hands h (if any) to t, or fails it; a heir held on the peer is freed. */
+static void heir_settle(struct tunnel_heir *h, struct tunnel_heir *held, struct tunnel *t,
+			const char *why)
+{
+	struct peer *p;
+
+	if (h == NULL)
+		return;
+	tunnel_inherit(t, h, why);
+	if (held == NULL)
+		return;
+	p = held->peer;
+	free(held);
+	peer_put(p);	/* t, if made, holds its own reference */
+}
+
 /* A new control connection: the SCCRQ passed policy and validation. */
 static void tunnel_accept(const struct l2tp_rx *rx, const struct l2tp_msg *m,
 			  const struct peer_profile *pp, const struct tunnel_profile *prof)
 {
-	struct tunnel_heir heir;
+	struct tunnel_heir heir, *h = NULL, *held;
 	struct l2tp_result r;
 	union saddr local;
 	struct tunnel *t;
@@ -890,12 +965,16 @@ static void tunnel_accept(const struct l2tp_rx *rx, const struct l2tp_msg *m,
 
 	if (tunnel_tie_break(rx, m, &heir, &have_heir))
 		return;
+	if (have_heir)
+		h = &heir;
+	held = h == NULL ? heir_take(rx->from) : NULL;
+	if (held != NULL)
+		h = held;
 	if (!half_open_make_room()) {
 		refusal(&r, L2TP_STOPCCN_GENERAL_ERROR, L2TP_ERR_NO_RESOURCES,
 			"max_half_open reached");
 		refuse_sccrq(rx, m, &r, L2TP_DROP_LIMIT);
-		if (have_heir)
-			tunnel_inherit(NULL, &heir, "max_half_open reached");
+		heir_settle(h, held, NULL, "max_half_open reached");
 		return;
 	}
 	/* answer from an ephemeral port (or 1701 if the profile says so) */
@@ -906,16 +985,14 @@ static void tunnel_accept(const struct l2tp_rx *rx, const struct l2tp_msg *m,
 	if (t == NULL) {
 		refusal(&r, L2TP_STOPCCN_GENERAL_ERROR, L2TP_ERR_NO_RESOURCES, err);
 		refuse_sccrq(rx, m, &r, L2TP_DROP_NO_RESOURCES);
-		if (have_heir)
-			tunnel_inherit(NULL, &heir, err);
+		heir_settle(h, held, NULL, err);
 		return;
 	}
 	if (pp->session_profile[0])
 		t->session_profile = strdup(pp->session_profile);
 	if (rx->encap == L2TP_ENCAP_UDP)
 		transport_tunnel_connect(t, rx->from);
-	if (have_heir)
-		tunnel_inherit(t, &heir, "lost tie breaker");
+	heir_settle(h, held, t, "lost tie breaker");
 	ctl_event("tunnel-created", t, NULL, NULL);
 	id = t->id;
 	tunnel_input(t, rx->buf, rx->len, rx->from);
@@ -968,7 +1045,7 @@ void tunnel_input_listener(const struct l2tp_rx *rx)
 	struct l2tp_result r;
 	const char *sec;
 	struct tunnel *t;
-	enum l2tp_drop why;
+	enum l2tp_drop why, drop;
 
 	why = l2tp_msg_decode_header(m, rx->buf, rx->len, false);
 	if (why != L2TP_DROP_NONE) {
@@ -984,8 +1061,16 @@ void tunnel_input_listener(const struct l2tp_rx *rx)
 	secret.p = (const uint8_t *)sec;
 	secret.len = strlen(sec);
 	why = l2tp_msg_decode(m, rx->buf, rx->len, false, secret.len ? &secret : NULL);
-	if (why == L2TP_DROP_NONE && m->type != L2TP_MSG_SCCRQ)
+	if (m->type_ok && m->type != L2TP_MSG_SCCRQ)
 		why = L2TP_DROP_ZERO_CCID;
+	if (why != L2TP_DROP_NONE && m->type_ok && m->bad == why && !refuse_reason(pp, &r, &drop)) {
+		/* a malformed SCCRQ from a peer we would talk to: say why, once */
+		refusal(&r, L2TP_STOPCCN_GENERAL_ERROR,
+			why == L2TP_DROP_MISSING_AVP ? L2TP_ERR_BAD_VALUE : L2TP_ERR_BAD_LENGTH,
+			l2tp_drop_name(why));
+		refuse_sccrq(rx, m, &r, why);
+		return;
+	}
 	if (why != L2TP_DROP_NONE) {
 		count_drop(NULL, why, rx->from);
 		return;
@@ -1052,6 +1137,8 @@ static json_object *tunnel_counters_json(const struct tunnel *t)
 	json_add_int(o, "cwnd", st.cwnd);
 	json_add_int(o, "peer_rx_window", st.peer_rx_window);
 	json_add_int(o, "in_flight", st.in_flight);
+	if (st.rx_no_serial)
+		json_add_int(o, "rx_no_serial", (int64_t)st.rx_no_serial);
 	return o;
 }
 

@@ -103,6 +103,8 @@ const char *l2tp_tie_name(enum l2tp_tie t)
 
 static enum l2tp_drop cc_fsm(struct l2tp_cc *cc, enum cc_event ev, const struct l2tp_msg *m);
 static enum l2tp_drop cc_on_unknown_type(struct l2tp_cc *cc, const struct l2tp_msg *m);
+static enum l2tp_drop cc_on_stopccn_reason(struct l2tp_cc *cc);
+static enum l2tp_drop cc_deliver(struct l2tp_cc *cc, const struct l2tp_msg *m);
 
 /* ------------------------------------------------------------------ */
 /* configuration, lifetime */
@@ -1045,6 +1047,12 @@ static enum l2tp_drop cc_on_scccn(struct l2tp_cc *cc, const struct l2tp_msg *m)
 static enum l2tp_drop cc_on_stopccn(struct l2tp_cc *cc, const struct l2tp_msg *m)
 {
 	l2tp_reason_from_msg(&cc->reason, &m->result);
+	return cc_on_stopccn_reason(cc);
+}
+
+/* A StopCCN received, its reason already in cc->reason. */
+static enum l2tp_drop cc_on_stopccn_reason(struct l2tp_cc *cc)
+{
 	cc_change_state(cc, L2TP_CC_STOPPING, "StopCCN received");
 	if (cc->state != L2TP_CC_STOPPING)
 		return L2TP_DROP_NONE;
@@ -1285,6 +1293,63 @@ static enum l2tp_drop cc_dispatch(struct l2tp_cc *cc, const struct l2tp_msg *m)
 	return r == L2TP_DROP_NONE ? r : cc_drop(cc, r);
 }
 
+/* The error code (5.4.2) that names a decoding problem. */
+static uint16_t cc_error_code(enum l2tp_drop why)
+{
+	switch (why) {
+	case L2TP_DROP_AVP_TOO_SHORT:
+	case L2TP_DROP_AVP_OVERRUN:
+	case L2TP_DROP_BAD_AVP_LENGTH:
+	case L2TP_DROP_HIDDEN_BAD_LENGTH:
+		return L2TP_ERR_BAD_LENGTH;
+	default:
+		return L2TP_ERR_BAD_VALUE;
+	}
+}
+
+/*
+ * 7.1: an in-sequence message that was acknowledged but cannot be used (a
+ * malformed AVP with M=1, a required AVP missing).  A session message
+ * clears its session with a CDN, any other the connection with a StopCCN,
+ * result 2 and the error code; a malformed StopCCN or CDN still ends what
+ * it was meant to end.
+ */
+static enum l2tp_drop cc_on_malformed(struct l2tp_cc *cc, const struct l2tp_msg *m)
+{
+	char text[L2TP_REASON_MAX];
+	uint16_t err = cc_error_code(m->bad);
+
+	if (m->type <= L2TP_MSG_TYPE_MAX)
+		cc->st.rx_msgs[m->type]++;
+	snprintf(text, sizeof(text), "%s %s: %s (AVP %u)",
+		 m->bad == L2TP_DROP_MISSING_AVP ? "incomplete" : "malformed",
+		 l2tp_msg_type_name(m->type), l2tp_drop_name(m->bad), m->bad_avp);
+	cc_log(info, cc, "%s", text);
+	if (!cc_is_conn_msg(m->type)) {
+		if (cc->state == L2TP_CC_ESTABLISHED)
+			l2tp_sess_input_malformed(cc, m, err, text);
+		return cc_drop(cc, m->bad);
+	}
+	if (cc->state == L2TP_CC_STOPPING)
+		return cc_drop(cc, m->bad);
+	if (m->type == L2TP_MSG_STOPCCN) {
+		l2tp_reason_set(&cc->reason, L2TP_STOPCCN_GENERAL_ERROR, err, true, "%s", text);
+		cc_on_stopccn_reason(cc);
+		return cc_drop(cc, m->bad);
+	}
+	/* an SCCRP's Assigned CCID, if it came, lets our StopCCN reach the peer */
+	if (m->type == L2TP_MSG_SCCRP && cc->peer_ccid == 0 && m->assigned_ccid != 0)
+		cc->peer_ccid = m->assigned_ccid;
+	cc_stopf(cc, "malformed message", L2TP_STOPCCN_GENERAL_ERROR, err, text);
+	return cc_drop(cc, m->bad);
+}
+
+/* One in-order message: to the FSM, or answered as malformed. */
+static enum l2tp_drop cc_deliver(struct l2tp_cc *cc, const struct l2tp_msg *m)
+{
+	return m->bad != L2TP_DROP_NONE ? cc_on_malformed(cc, m) : cc_dispatch(cc, m);
+}
+
 /* Messages that were held behind a gap, now in order. */
 static void cc_deliver_held(struct l2tp_cc *cc, struct l2tp_msg *m)
 {
@@ -1296,8 +1361,8 @@ static void cc_deliver_held(struct l2tp_cc *cc, struct l2tp_msg *m)
 	       (b = l2tp_rd_next_held(&cc->rd)) != NULL) {
 		/* verified on arrival; only an unknown type fails again */
 		r = l2tp_msg_decode(m, b->buf, b->len, false, &sec);
-		if (r == L2TP_DROP_NONE)
-			cc_dispatch(cc, m);
+		if (r == L2TP_DROP_NONE || m->type_ok)
+			cc_deliver(cc, m);
 		else if (r == L2TP_DROP_UNKNOWN_MSG_TYPE)
 			cc_on_unknown_type(cc, m);
 		free(b);
@@ -1311,7 +1376,7 @@ static enum l2tp_drop cc_rd_verdict(struct l2tp_cc *cc, enum l2tp_rd_verdict v,
 
 	switch (v) {
 	case L2TP_RD_DELIVER:
-		r = cc_dispatch(cc, m);
+		r = cc_deliver(cc, m);
 		cc_deliver_held(cc, m);
 		return r;
 	case L2TP_RD_ACK_ONLY:
@@ -1339,8 +1404,8 @@ static enum l2tp_drop cc_accept(struct l2tp_cc *cc, struct l2tp_msg *m,
 	enum l2tp_drop r;
 
 	r = l2tp_msg_decode(m, buf, len, false, &sec);
-	if (r != L2TP_DROP_NONE)
-		return r;
+	if (r != L2TP_DROP_NONE && !m->type_ok)
+		return r;	/* no header or type to act upon: not even acknowledged */
 	if (m->ccid == 0 && m->type != L2TP_MSG_SCCRQ)
 		return L2TP_DROP_ZERO_CCID;
 	if (m->ccid != 0 && m->ccid != cc->local_ccid)
@@ -1352,9 +1417,9 @@ static enum l2tp_drop cc_accept(struct l2tp_cc *cc, struct l2tp_msg *m,
 		r = l2tp_auth_verify(cc_integrity_auth(), m, buf, len, false);
 	if (r != L2TP_DROP_NONE)
 		return r;
-	if (cc->state == L2TP_CC_IDLE && m->type != L2TP_MSG_SCCRQ)
+	if (cc->state == L2TP_CC_IDLE && (m->type != L2TP_MSG_SCCRQ || m->bad != L2TP_DROP_NONE))
 		return L2TP_DROP_WRONG_STATE;
-	return L2TP_DROP_NONE;
+	return L2TP_DROP_NONE;	/* m->bad, if set, is answered after reliable delivery */
 }
 
 /*
@@ -1593,6 +1658,7 @@ void l2tp_cc_get_stats(const struct l2tp_cc *cc, struct l2tp_cc_stats *out)
 	out->rx_duplicates = cc->st.rx_duplicates;
 	out->rx_held = cc->st.rx_held;
 	out->wen_received = cc->st.wen_received;
+	out->rx_no_serial = cc->st.rx_no_serial;
 	out->cwnd = cc->rd.cwnd;
 	out->ssthresh = cc->rd.ssthresh;
 	out->peer_rx_window = cc->rd.peer_rwin;

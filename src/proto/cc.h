@@ -312,6 +312,7 @@ struct l2tp_cc_stats {
 	uint64_t rx_duplicates;		/* also in drops[L2TP_DROP_DUPLICATE] */
 	uint64_t rx_held;		/* out-of-order messages queued */
 	uint64_t wen_received;
+	uint64_t rx_no_serial;		/* ICRQ/OCRQ accepted without Serial Number */
 	uint16_t cwnd, ssthresh;	/* congestion window (Appendix A) */
 	uint16_t peer_rx_window;	/* the peer's Receive Window Size (4 if absent) */
 	uint16_t in_flight;		/* sent, not yet acknowledged */

@@ -41,6 +41,7 @@ struct l2tp_cc_counters {
 	uint32_t rx_duplicates;
 	uint32_t rx_held;
 	uint32_t wen_received;
+	uint32_t rx_no_serial;		/* ICRQ/OCRQ accepted without Serial Number */
 };
 
 struct l2tp_cc {
@@ -146,6 +147,13 @@ int l2tp_sess_init_cc(struct l2tp_cc *cc);
 void l2tp_sess_fini_cc(struct l2tp_cc *cc);	/* frees what is left */
 /* A session message (ICRQ...SLI) received on an established connection. */
 enum l2tp_drop l2tp_sess_input(struct l2tp_cc *cc, const struct l2tp_msg *m);
+/*
+ * A session message acknowledged but unusable (m->bad, 7.1): the session it
+ * names is cleared with a CDN (result 2, error), a request refused by the
+ * peer's Session ID; a malformed CDN just clears the session.
+ */
+void l2tp_sess_input_malformed(struct l2tp_cc *cc, const struct l2tp_msg *m, uint16_t error,
+			       const char *text);
 void l2tp_sess_cc_up(struct l2tp_cc *cc);	/* established: send waiting requests */
 void l2tp_sess_cc_dp_up(struct l2tp_cc *cc);	/* tunnel in the data plane */
 /* The connection goes (no CDN: StopCCN clears them all, RFC 3931 3.3.2). */

@@ -134,6 +134,11 @@ struct required {
 /* the Remote Session ID is required even while it is 0: Cisco IOS insists */
 #define XCRQ_REQ	{ SIDS_LO | LO(L2TP_AVP_SERIAL_NUMBER), SIDS_HI | HI(L2TP_AVP_PW_TYPE) | \
 			  HI(L2TP_AVP_REMOTE_END_ID) | HI(L2TP_AVP_CIRCUIT_STATUS) }
+/*
+ * Required by RFC 3931 but not on receipt: some open-source LACs omit the
+ * Serial Number, and nothing depends on it (we always send one).
+ */
+#define TOLERATED_LO	LO(L2TP_AVP_SERIAL_NUMBER)
 #define XCRP_REQ	{ SIDS_LO, SIDS_HI | HI(L2TP_AVP_CIRCUIT_STATUS) }
 
 static const struct required required[L2TP_MSG_TYPE_MAX + 1] = {
@@ -519,12 +524,14 @@ static enum l2tp_drop dec_ietf(struct dec *d, struct avp *a)
 			return malformed(d, a, L2TP_DROP_BAD_AVP_VALUE);
 		rc = unhide(d, a);
 		if (rc != L2TP_DROP_NONE)
-			return rc;
+			return malformed(d, a, rc);
 	}
 	rc = check_repeat(d, a, rule, &skip);
-	if (rc != L2TP_DROP_NONE || skip) {
-		d->m->n_skipped += skip;
-		return rc;
+	if (rc != L2TP_DROP_NONE)
+		return malformed(d, a, rc);
+	if (skip) {
+		d->m->n_skipped++;
+		return L2TP_DROP_NONE;
 	}
 	rc = check_and_store(d, a, rule);
 	if (rc != L2TP_DROP_NONE)
@@ -616,6 +623,17 @@ enum l2tp_drop l2tp_msg_decode_header(struct l2tp_msg *m, const uint8_t *buf, si
 	return L2TP_DROP_NONE;
 }
 
+static void note_bad_missing(struct l2tp_msg *m);
+
+/* Keeps the first problem of a message that can still be acknowledged. */
+static void note_bad(struct l2tp_msg *m, enum l2tp_drop why, uint16_t avp)
+{
+	if (m->bad != L2TP_DROP_NONE)
+		return;
+	m->bad = why;
+	m->bad_avp = avp;
+}
+
 enum l2tp_drop l2tp_msg_decode(struct l2tp_msg *m, const uint8_t *buf, size_t len,
 			       bool has_session0, const struct l2tp_secret *secret)
 {
@@ -640,14 +658,40 @@ enum l2tp_drop l2tp_msg_decode(struct l2tp_msg *m, const uint8_t *buf, size_t le
 		return m->ver == 3 ? L2TP_DROP_NONE : L2TP_DROP_BAD_VERSION;
 	}
 	rc = dec_msg_type(&d, &r);
-	while (rc == L2TP_DROP_NONE && usl_rbuf_left(&r)) {
-		rc = next_avp(&r, &a);
-		if (rc == L2TP_DROP_NONE)
-			rc = dec_avp(&d, &a);
-	}
 	if (rc != L2TP_DROP_NONE)
 		return rc;
-	return l2tp_msg_check_required(m);
+	m->type_ok = true;
+	while (usl_rbuf_left(&r)) {
+		/* the M bit of an AVP whose header is cut short may still be read */
+		bool mbit = (buf[skip + L2TP_CTRL_HDR_LEN + r.off] & 0x80) != 0;
+
+		rc = next_avp(&r, &a);
+		if (rc != L2TP_DROP_NONE) {
+			/* framing lost: nothing after it can be read; M=0: ignored */
+			if (mbit)
+				note_bad(m, rc, 0);
+			break;
+		}
+		rc = dec_avp(&d, &a);
+		if (rc != L2TP_DROP_NONE)
+			note_bad(m, rc, a.type);	/* IDs and digests after it still count */
+	}
+	if (m->bad == L2TP_DROP_NONE)
+		note_bad_missing(m);
+	return m->bad;
+}
+
+/* A required AVP missing on receipt (but for those tolerated) is a problem. */
+static void note_bad_missing(struct l2tp_msg *m)
+{
+	uint64_t lo, hi;
+
+	l2tp_msg_missing_avps(m, &lo, &hi);
+	lo &= ~TOLERATED_LO;
+	if (lo != 0)
+		note_bad(m, L2TP_DROP_MISSING_AVP, (uint16_t)__builtin_ctzll(lo));
+	else if (hi != 0)
+		note_bad(m, L2TP_DROP_MISSING_AVP, (uint16_t)(64 + __builtin_ctzll(hi)));
 }
 
 enum l2tp_drop l2tp_msg_check_required(const struct l2tp_msg *m)

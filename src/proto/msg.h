@@ -219,6 +219,17 @@ struct l2tp_msg {
 	bool has_unknown_mandatory;
 	unsigned n_skipped;		/* AVPs ignored (unknown M=0, vendor, obsolete v2) */
 
+	/*
+	 * A message whose header and Message Type are valid can be
+	 * acknowledged even when its AVPs are not (7.1: a malformed message
+	 * must never wedge the connection).  type_ok is then set, bad is the
+	 * first problem (an AVP with M=1 malformed, a required AVP missing)
+	 * and bad_avp its AVP type; l2tp_msg_decode() returns bad.
+	 */
+	bool type_ok;
+	enum l2tp_drop bad;
+	uint16_t bad_avp;
+
 	uint8_t scratch[1024];		/* plaintext of hidden AVPs */
 	uint16_t scratch_used;
 };

@@ -864,6 +864,12 @@ static enum l2tp_drop sess_on_request(struct l2tp_cc *cc, const struct l2tp_msg 
 	}
 	sess_set_peer_sid(s, m->local_sid);
 	s->serial = m->serial;
+	if (!l2tp_msg_has(m, L2TP_AVP_SERIAL_NUMBER)) {
+		/* RFC 3931 requires it, some LACs omit it, nothing needs it */
+		cc->st.rx_no_serial++;
+		log_debug("tunnel %u: %s from session %u without Serial Number: accepted",
+			  cc->local_ccid, l2tp_msg_type_name(m->type), m->local_sid);
+	}
 	sess_learn(s, m);
 	if (refuse) {
 		sess_closef(s, true, "session tie breaker", L2TP_CDN_LOST_TIE_BREAKER, 0,
@@ -891,6 +897,37 @@ enum l2tp_drop l2tp_sess_input(struct l2tp_cc *cc, const struct l2tp_msg *m)
 		return L2TP_DROP_UNKNOWN_MANDATORY;
 	}
 	return sess_fsm(s, m);
+}
+
+void l2tp_sess_input_malformed(struct l2tp_cc *cc, const struct l2tp_msg *m, uint16_t error,
+			       const char *text)
+{
+	struct l2tp_sess *s;
+
+	if (m->type == L2TP_MSG_ICRQ || m->type == L2TP_MSG_OCRQ) {
+		struct l2tp_sess_cfg cfg;
+
+		/* refuse the call by the peer's ID, if it gave one (a CDN needs ours too) */
+		if (m->local_sid == 0 || sess_find_peer_sid(cc, m->local_sid) != NULL)
+			return;
+		l2tp_sess_cfg_init(&cfg);
+		cfg.outgoing = m->type == L2TP_MSG_OCRQ;
+		s = sess_new(cc, &cfg, false, NULL);
+		if (s == NULL)
+			return;
+		sess_set_peer_sid(s, m->local_sid);
+		sess_closef(s, true, "malformed request", L2TP_CDN_GENERAL_ERROR, error, text);
+		return;
+	}
+	s = sess_lookup(cc, m);
+	if (s == NULL)
+		return;
+	if (m->type == L2TP_MSG_CDN) {
+		l2tp_reason_set(&s->reason, L2TP_CDN_GENERAL_ERROR, error, true, "%s", text);
+		sess_close(s, false, "malformed CDN received");
+		return;
+	}
+	sess_closef(s, true, "malformed message", L2TP_CDN_GENERAL_ERROR, error, text);
 }
 
 /* ------------------------------------------------------------------ */
