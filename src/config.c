@@ -484,6 +484,7 @@ static void tunnel_profile_defaults(struct tunnel_profile *tp)
 	tp->udp_src_port = CFG_SPORT_EPHEMERAL;
 	tp->udp_port = 1701;
 	tp->hello_interval_ms = 60000;
+	tp->setup_timeout_ms = 60000;
 	tp->retransmit_initial_ms = 1000;
 	tp->retransmit_cap_ms = 8000;
 	tp->max_retries = 10;
@@ -1630,6 +1631,7 @@ static const struct opt tunnel_profile_opts[] = {
 	O_ENUM(T, "udp_src_port", udp_src_port, sport_names),
 	O_UINT(T, "udp_port", udp_port, 1, 65535, NULL),
 	O_TIME(T, "hello_interval", hello_interval_ms, 1000, 86400000, "(off)"),
+	O_TIME(T, "setup_timeout", setup_timeout_ms, 1000, 3600000, "(off)"),
 	O_TIME(T, "retransmit_initial", retransmit_initial_ms, 100, 60000, NULL),
 	O_TIME(T, "retransmit_cap", retransmit_cap_ms, 100, 600000, NULL),
 	O_UINT(T, "max_retries", max_retries, 1, 1000, NULL),
@@ -1751,7 +1753,7 @@ const char *const config_known_settings[] = {
 	"global.dataplane", "global.state_dir",
 
 	"tunnel_profiles.name", "tunnel_profiles.encap", "tunnel_profiles.udp_src_port",
-	"tunnel_profiles.udp_port", "tunnel_profiles.hello_interval",
+	"tunnel_profiles.udp_port", "tunnel_profiles.hello_interval", "tunnel_profiles.setup_timeout",
 	"tunnel_profiles.retransmit_initial", "tunnel_profiles.retransmit_cap",
 	"tunnel_profiles.max_retries", "tunnel_profiles.sccrq_max_retries",
 	"tunnel_profiles.delayed_ack", "tunnel_profiles.rx_window", "tunnel_profiles.digest",

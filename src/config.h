@@ -43,6 +43,7 @@ struct tunnel_profile {
 	enum cfg_sport udp_src_port;		/* "1701" | "ephemeral" (default) */
 	uint16_t udp_port;			/* peer port, default 1701 */
 	uint32_t hello_interval_ms;		/* default 60000 */
+	uint32_t setup_timeout_ms;		/* to established at most; default 60000, 0 off */
 	uint32_t retransmit_initial_ms;		/* default 1000 */
 	uint32_t retransmit_cap_ms;		/* default 8000 */
 	uint32_t max_retries;			/* default 10 */

@@ -706,6 +706,7 @@ static void h_stats(struct ctl_conn *c, int64_t id, json_object *args)
 	json_add_int(g, "refusals_sent", (int64_t)l2tpd.stats.refusals_sent);
 	json_add_int(g, "refusals_suppressed", (int64_t)l2tpd.stats.refusals_suppressed);
 	json_add_int(g, "half_open_evicted", (int64_t)l2tpd.stats.half_open_evicted);
+	json_add_int(g, "udp_rcvbuf_errors", (int64_t)transport_udp_rcvbuf_errors());
 	json_add_int(g, "rx_datagrams", (int64_t)l2tpd.stats.rx_datagrams);
 	json_add_int(g, "tx_datagrams", (int64_t)l2tpd.stats.tx_datagrams);
 	json_add_int(g, "tx_errors", (int64_t)l2tpd.stats.tx_errors);

@@ -277,6 +277,8 @@ void transport_shutdown(void);
 /* Opens the tunnel's own socket (bound locally, not yet connected). */
 int transport_tunnel_open(struct tunnel *t, char *err, size_t errlen);
 void transport_tunnel_close(struct tunnel *t);
+/* UDP receive-buffer drops in this network namespace (all sockets). */
+uint64_t transport_udp_rcvbuf_errors(void);
 int transport_tunnel_connect(struct tunnel *t, const struct sockaddr *peer);
 int transport_send(struct tunnel *t, const uint8_t *buf, size_t len);
 /* Answers rx from its listener (StopCCN refusals before a tunnel exists). */

@@ -23,6 +23,7 @@ bool tunnel_profile_eq(const struct tunnel_profile *a, const struct tunnel_profi
 	return !strcmp(a->name, b->name) && a->encap == b->encap &&
 	       a->udp_src_port == b->udp_src_port && a->udp_port == b->udp_port &&
 	       a->hello_interval_ms == b->hello_interval_ms &&
+	       a->setup_timeout_ms == b->setup_timeout_ms &&
 	       a->retransmit_initial_ms == b->retransmit_initial_ms &&
 	       a->retransmit_cap_ms == b->retransmit_cap_ms && a->max_retries == b->max_retries &&
 	       a->sccrq_max_retries == b->sccrq_max_retries && a->delayed_ack_ms == b->delayed_ack_ms &&

@@ -285,6 +285,65 @@ static int tunnel_bind(struct tunnel *t, int fd)
 	return bind(fd, (struct sockaddr *)&a, sockaddr_len((struct sockaddr *)&a));
 }
 
+/*
+ * Kernel memory one queued control datagram costs (skb truesize of a
+ * message up to about 1 KB): the receive buffer holds the whole window we
+ * advertise, so a peer that fills it is not dropped by the kernel.
+ */
+#define RCVBUF_PER_MSG	2304
+
+static void tunnel_size_rcvbuf(struct tunnel *t, int fd)
+{
+	int want = (int)t->prof->rx_window * RCVBUF_PER_MSG, have = 0;
+	socklen_t len = sizeof(have);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &have, &len) == 0 && have / 2 >= want)
+		return;		/* the kernel reports twice what was set */
+	/* FORCE passes net.core.rmem_max (CAP_NET_ADMIN, which the daemon has) */
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &want, sizeof(want)) < 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &want, sizeof(want));
+}
+
+/* The namespace's UDP receive-buffer drops (IPv4 and IPv6), from /proc/net. */
+uint64_t transport_udp_rcvbuf_errors(void)
+{
+	char line[1024], names[1024];
+	unsigned long long v, total = 0;
+	FILE *f = fopen("/proc/net/snmp", "re");
+
+	if (f != NULL) {
+		names[0] = '\0';
+		while (fgets(line, sizeof(line), f) != NULL) {
+			if (strncmp(line, "Udp: ", 5) != 0)
+				continue;
+			if (names[0] == '\0') {
+				snprintf(names, sizeof(names), "%s", line);
+				continue;
+			}
+			/* the value line: find RcvbufErrors's column in the names line */
+			char *np, *vp, *ns = NULL, *vs = NULL;
+			np = strtok_r(names, " \n", &ns);
+			vp = strtok_r(line, " \n", &vs);
+			while (np != NULL && vp != NULL) {
+				if (strcmp(np, "RcvbufErrors") == 0 && sscanf(vp, "%llu", &v) == 1)
+					total += v;
+				np = strtok_r(NULL, " \n", &ns);
+				vp = strtok_r(NULL, " \n", &vs);
+			}
+			break;
+		}
+		fclose(f);
+	}
+	f = fopen("/proc/net/snmp6", "re");
+	if (f != NULL) {
+		while (fgets(line, sizeof(line), f) != NULL)
+			if (sscanf(line, "Udp6RcvbufErrors %llu", &v) == 1)
+				total += v;
+		fclose(f);
+	}
+	return total;
+}
+
 int transport_tunnel_open(struct tunnel *t, char *err, size_t errlen)
 {
 	int family = t->remote.sa.sa_family;
@@ -309,6 +368,7 @@ int transport_tunnel_open(struct tunnel *t, char *err, size_t errlen)
 	}
 	t->local_len = sizeof(t->local);
 	getsockname(fd, (struct sockaddr *)&t->local, &t->local_len);
+	tunnel_size_rcvbuf(t, fd);
 	t->fd = fd;
 	t->ev = usl_fd_add(l2tpd.loop, fd, USL_READ, tunnel_sock_read, t);
 	if (t->ev == NULL) {

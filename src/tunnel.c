@@ -325,6 +325,7 @@ static void cc_cfg_from_profile(struct l2tp_cc_cfg *cfg, const struct tunnel_pro
 	cfg->explicit_ack = prof->send_ack_msg;
 	cfg->hello_interval = prof->hello_interval_ms ? ms(prof->hello_interval_ms)
 						      : USL_TIME_NEVER;
+	cfg->setup_timeout = prof->setup_timeout_ms ? ms(prof->setup_timeout_ms) : USL_TIME_NEVER;
 	cfg->auth_enabled = prof->digest != CFG_DIGEST_NONE;
 	cfg->digest_type = prof->digest == CFG_DIGEST_SHA1 ? L2TP_DIGEST_HMAC_SHA1
 							  : L2TP_DIGEST_HMAC_MD5;

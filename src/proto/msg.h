@@ -89,6 +89,12 @@ enum l2tp_error_code {
  * Why a received packet was rejected.  Each is a counter in the daemon and
  * a line in `l2tpv3ctl stats`; l2tp_drop_name() gives its name.
  */
+/* L2-Specific Sublayer types (RFC 3931 5.4.4, 4.6). */
+enum {
+	L2TP_L2SS_NONE		= 0,
+	L2TP_L2SS_DEFAULT	= 1,
+};
+
 enum l2tp_drop {
 	L2TP_DROP_NONE = 0,
 	L2TP_DROP_SHORT_HEADER,		/* fewer bytes than the fixed header */

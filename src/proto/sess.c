@@ -583,6 +583,32 @@ static bool sess_seq_without_l2ss(const struct l2tp_sess *s)
 	return s->peer_data_seq != 0 && s->peer_l2ss == 0;
 }
 
+/*
+ * L2-Specific Sublayer (5.4.4): the peer's AVP says what it requires on
+ * what it receives, ours the same for us.  A data plane has one setting for
+ * both directions (the kernel's l2spec_type), so both sides must agree: we
+ * take the peer's type when we can carry it (none or default) and say so
+ * (in our reply, or in our ICCN/OCCN when we asked first); without a
+ * sublayer we cannot receive sequenced data either.  False, with the CDN
+ * set, when the peer's type is one we cannot carry.
+ */
+static bool sess_agree_l2ss(struct l2tp_sess *s)
+{
+	if (s->peer_l2ss > L2TP_L2SS_DEFAULT) {
+		char text[96];
+
+		snprintf(text, sizeof(text), "L2-Specific Sublayer type %u not supported "
+			 "(valid: 0 none, 1 default)", s->peer_l2ss);
+		sess_closef(s, true, "unsupported L2-Specific Sublayer", L2TP_CDN_GENERAL_ERROR,
+			    L2TP_ERR_BAD_VALUE, text);
+		return false;
+	}
+	s->cfg.l2ss = s->peer_l2ss;
+	if (s->cfg.l2ss == L2TP_L2SS_NONE)
+		s->cfg.data_seq = 0;
+	return true;
+}
+
 static enum l2tp_drop sess_on_reply(struct l2tp_sess *s, const struct l2tp_msg *m)
 {
 	s->got_reply = true;
@@ -594,6 +620,8 @@ static enum l2tp_drop sess_on_reply(struct l2tp_sess *s, const struct l2tp_msg *
 			    "data sequencing requested without an L2-Specific Sublayer");
 		return L2TP_DROP_NONE;
 	}
+	if (!sess_agree_l2ss(s))
+		return L2TP_DROP_NONE;
 	if (s->cfg.outgoing) {
 		sess_change_state(s, L2TP_SESS_WAIT_CONNECT, "OCRP received");
 		return L2TP_DROP_NONE;
@@ -610,6 +638,9 @@ static enum l2tp_drop sess_on_connected(struct l2tp_sess *s, const struct l2tp_m
 			    "data sequencing requested without an L2-Specific Sublayer");
 		return L2TP_DROP_NONE;
 	}
+	/* the requester's last word (its ICCN may change its L2SS) */
+	if (!sess_agree_l2ss(s))
+		return L2TP_DROP_NONE;
 	sess_dp_start(s);
 	return L2TP_DROP_NONE;
 }
@@ -827,6 +858,8 @@ static enum l2tp_drop sess_accept(struct l2tp_sess *s, const struct l2tp_msg *m)
 	cfg.remote_end_id = s->end_id;
 	cfg.remote_end_id_len = s->cfg.remote_end_id_len;
 	sess_apply_cfg(s, &cfg);
+	if (!sess_agree_l2ss(s))
+		return L2TP_DROP_NONE;
 	if (sess_send_reply(s) < 0) {
 		sess_closef(s, true, "cannot send reply", L2TP_CDN_GENERAL_ERROR,
 			    L2TP_ERR_NO_RESOURCES, "cannot send reply");

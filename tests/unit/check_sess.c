@@ -105,7 +105,8 @@ START_TEST(test_call)
 	ck_assert_uint_eq(m.local_sid, l2tp_sess_local_sid(sb));
 	ck_assert_uint_eq(m.remote_sid, l2tp_sess_local_sid(sa));
 	ck_assert(l2tp_msg_has(&m, L2TP_AVP_CIRCUIT_STATUS));
-	ck_assert_uint_eq(m.l2ss, 1);
+	/* the responder takes the requester's sublayer (none): one setting both ways */
+	ck_assert_uint_eq(m.l2ss, 0);
 	/* ICCN comes from the ICRQ sender, OCCN from the OCRQ recipient */
 	cn = find_for(h, og ? b : a, og ? L2TP_MSG_OCCN : L2TP_MSG_ICCN, 0, &m);
 	ck_assert_ptr_nonnull(cn);
@@ -125,7 +126,8 @@ START_TEST(test_call)
 	c2 = l2tp_sess_peer_cookie(sa, &l2);
 	ck_assert_uint_eq(l1, clen);
 	ck_assert(memcmp(c1, c2, clen) == 0);
-	ck_assert_uint_eq(l2tp_sess_peer_l2ss(sa), 1);
+	ck_assert_uint_eq(l2tp_sess_peer_l2ss(sa), 0);
+	ck_assert_uint_eq(l2tp_sess_l2ss(sb), 0);
 	ck_assert_uint_eq(l2tp_sess_pw_type(sb), L2TP_PW_ETH);
 	ck_assert(l2tp_sess_is_initiator(sa));
 	ck_assert(!l2tp_sess_is_initiator(sb));
@@ -251,6 +253,68 @@ START_TEST(test_seq_without_l2ss)
 	ck_assert_uint_eq(ev->result, L2TP_CDN_SEQ_WITHOUT_L2SS);
 	ck_assert_int_eq(h->end[LAC].n_sess, 0);
 	ck_assert_int_eq(h->end[LNS].n_sess, 0);
+	h_free(h);
+}
+END_TEST
+
+/*
+ * L2-Specific Sublayer negotiation (5.4.4): the peer asks for the default
+ * sublayer, our profile says none; a data plane has one setting for both
+ * directions, so both ends end up with the default, on the wire (reply) and
+ * in what the data plane is told (l2ss == peer_l2ss on both ends).
+ */
+START_TEST(test_l2ss_agreed)
+{
+	struct harness *h = up(141);
+	struct l2tp_sess_cfg cfg;
+	struct l2tp_sess *sa, *sb;
+	struct l2tp_msg m;
+	int one = 1;
+
+	h->end[LNS].accept_cfg.l2ss = 0;	/* our profile: none */
+	l2tp_sess_cfg_init(&cfg);
+	cfg.l2ss = 1;
+	cfg.remote_end_id = (const uint8_t *)"c";
+	cfg.remote_end_id_len = 1;
+	sa = h_open_cfg(h, LAC, &cfg);
+	ck_assert_ptr_nonnull(sa);
+	ck_assert(h_run_until(h, cond_all_up, &one, usl_time_s(5)));
+	sb = h->end[LNS].sess[0];
+	ck_assert_ptr_nonnull(find_for(h, LNS, L2TP_MSG_ICRP, 0, &m));
+	ck_assert_uint_eq(m.l2ss, 1);
+	ck_assert_uint_eq(l2tp_sess_l2ss(sb), 1);
+	ck_assert_uint_eq(l2tp_sess_peer_l2ss(sb), 1);
+	ck_assert_uint_eq(l2tp_sess_l2ss(sa), 1);
+	ck_assert_uint_eq(l2tp_sess_peer_l2ss(sa), 1);
+	h_free(h);
+}
+END_TEST
+
+/* A sublayer type we cannot carry: CDN result 2, error 3, saying which. */
+START_TEST(test_l2ss_unsupported)
+{
+	struct harness *h = up(143);
+	struct l2tp_sess_cfg cfg;
+	struct l2tp_sess *s;
+	struct l2tp_msg m;
+	uint32_t sid;
+
+	l2tp_sess_cfg_init(&cfg);
+	cfg.l2ss = 7;
+	cfg.remote_end_id = (const uint8_t *)"c";
+	cfg.remote_end_id_len = 1;
+	s = l2tp_sess_open(h_cc(h, LAC), &cfg, NULL);
+	ck_assert_ptr_nonnull(s);
+	sid = l2tp_sess_local_sid(s);
+	h_run_for(h, usl_time_s(1));
+	ck_assert_ptr_nonnull(find_for(h, LNS, L2TP_MSG_CDN, 0, &m));
+	ck_assert_uint_eq(m.result.result, L2TP_CDN_GENERAL_ERROR);
+	ck_assert_uint_eq(m.result.error, L2TP_ERR_BAD_VALUE);
+	ck_assert_uint_eq(m.remote_sid, sid);
+	ck_assert(m.result.message.len > 0 &&
+		  memmem(m.result.message.p, m.result.message.len, "type 7", 6) != NULL);
+	ck_assert_int_eq(h->end[LNS].n_sess, 0);
+	ck_assert(h_cond_both_established(h, NULL));
 	h_free(h);
 }
 END_TEST
@@ -707,6 +771,8 @@ static Suite *sess_suite(void)
 	tc = tcase_create("refusals");
 	tcase_add_test(tc, test_pw_type_refused);
 	tcase_add_test(tc, test_seq_without_l2ss);
+	tcase_add_test(tc, test_l2ss_agreed);
+	tcase_add_test(tc, test_l2ss_unsupported);
 	tcase_add_test(tc, test_daemon_refuses);
 	tcase_add_loop_test(tc, test_session_tie, 0, sizeof(sties) / sizeof(sties[0]));
 	tcase_add_test(tc, test_unknown_mandatory_in_session);

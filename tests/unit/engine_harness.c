@@ -708,6 +708,15 @@ struct l2tp_sess *h_open(struct harness *h, int i, uint16_t pw, uint8_t cookie_l
 	return s;
 }
 
+struct l2tp_sess *h_open_cfg(struct harness *h, int i, const struct l2tp_sess_cfg *cfg)
+{
+	struct l2tp_sess *s = l2tp_sess_open(h_cc(h, i), cfg, NULL);
+
+	if (s != NULL)
+		h_track(&h->end[i], s);
+	return s;
+}
+
 struct l2tp_sess *h_peer_of(struct harness *h, int i, const struct l2tp_sess *other)
 {
 	struct h_end *e = &h->end[i];

@@ -168,6 +168,8 @@ void h_set_auth(struct harness *h, int e, const char *secret, enum l2tp_digest_t
 /* Opens a session from end e on its first cc. */
 struct l2tp_sess *h_open(struct harness *h, int e, uint16_t pw, uint8_t cookie_len,
 			 bool outgoing, const char *end_id);
+/* The same with a whole session config (tracked like h_open's). */
+struct l2tp_sess *h_open_cfg(struct harness *h, int i, const struct l2tp_sess_cfg *cfg);
 /* The session of end e with this peer Session ID, or NULL. */
 struct l2tp_sess *h_peer_of(struct harness *h, int e, const struct l2tp_sess *other);
 
