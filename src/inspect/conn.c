@@ -395,15 +395,27 @@ void insp_conn_message(const struct insp_pkt *pk)
 
 /* ---- end of capture ---- */
 
+/* The StopCCN that closes the connection was acknowledged by its peer. */
+static bool stop_acked(const struct conn *c)
+{
+	const struct side *P = &c->side[!c->stop_side];
+
+	return P->nr_seen && seq_after(P->max_nr, c->stop_ns);
+}
+
 static void conn_summary(const struct conn *c)
 {
 	char a[2][INSP_ADDR_STRLEN], text[1024], json[1536], state[64];
 	const struct side *S;
 	int n = 0, k = 0, i;
 
-	snprintf(state, sizeof(state), "%s", c->stop_side >= 0 ?
-		 (c->stop_side ? "closed by B (StopCCN)" : "closed by A (StopCCN)") :
-		 insp_cstate_name(c->state));
+	if (c->stop_side < 0)
+		snprintf(state, sizeof(state), "%s", insp_cstate_name(c->state));
+	else if (stop_acked(c))
+		snprintf(state, sizeof(state), "closed by %c (StopCCN)", c->stop_side ? 'B' : 'A');
+	else	/* the peer may never have received or processed it */
+		snprintf(state, sizeof(state), "StopCCN from %c, not acknowledged",
+			 c->stop_side ? 'B' : 'A');
 	k = snprintf(json, sizeof(json), "{\"conn\":%u,\"encap\":\"%s\",\"from_start\":%s,"
 		     "\"state\":\"%s\",\"auth\":%s,\"sessions\":%u", c->id,
 		     c->over_ip ? "ip" : "udp", c->from_start ? "true" : "false", state,

@@ -169,10 +169,10 @@ bool insp_seq_ns(struct conn *c, int s, struct insp_rec *r, const struct insp_pk
 
 /*
  * Side s's StopCCN, carrying Nr, ends the connection: the other side's
- * messages from Nr on never reached s (delivery is in order; a capture
- * taken before a lossy hop shows copies the peer never got), and nobody
- * retransmits them any more.  Copies still waiting for an acknowledgement
- * were lost, not ignored: a note, not an unacked-retransmission.
+ * messages from Nr on were not taken by s, and nobody retransmits them any
+ * more.  Whether they were lost on the way (a capture taken before a lossy
+ * hop) or reached s and were ignored (a capture taken at s), the capture
+ * cannot tell: a note that says both, not an unacked-retransmission.
  */
 void insp_seq_closed_by(struct conn *c, int s, uint16_t nr)
 {
@@ -184,8 +184,8 @@ void insp_seq_closed_by(struct conn *c, int s, uint16_t nr)
 		e = &R->ring[i];
 		if (e->waiting == NULL || seq_before(e->ns, nr))
 			continue;
-		insp_rec_note(e->waiting, "never reached the peer before its StopCCN (Nr %u): "
-			      "lost, not ignored", nr);
+		insp_rec_note(e->waiting, "not taken by the peer before its StopCCN (Nr %u): "
+			      "lost on the way or ignored by it", nr);
 		insp_rec_hold(e->waiting, false);
 		e->waiting = NULL;
 		R->n_waiting--;

@@ -118,14 +118,29 @@ bool l2tp_avp_vendor_ignored(uint16_t vendor, uint16_t type)
 	return vendor == L2TP_VENDOR_CISCO && type >= 1 && type <= 10;
 }
 
+/* Every type in IANA's "L2TPv3 Pseudowire Types" registry, and the kernel's PPP AC. */
 const char *l2tp_pw_type_name(uint16_t pw)
 {
 	switch (pw) {
+	case 0x0001:		return "Frame Relay DLCI";
+	case 0x0002:		return "ATM AAL5 SDU VCC transport";
+	case 0x0003:		return "ATM Cell transparent Port Mode";
 	case L2TP_PW_ETH_VLAN:	return "Ethernet VLAN";
 	case L2TP_PW_ETH:	return "Ethernet";
+	case 0x0006:		return "HDLC";
 	case L2TP_PW_PPP:	return "PPP";
 	case L2TP_PW_PPP_AC:	return "PPP AC";
+	case 0x0009:		return "ATM Cell transport VCC Mode";
+	case 0x000a:		return "ATM Cell transport VPC Mode";
 	case L2TP_PW_IP:	return "IP";
+	case 0x000c:		return "MPEG-TS Payload Type (DEPI MPT)";
+	case 0x000d:		return "Packet Streaming Protocol (DEPI PSP)";
+	case 0x0011:		return "Structure-agnostic E1 circuit";
+	case 0x0012:		return "Structure-agnostic T1 (DS1) circuit";
+	case 0x0013:		return "Structure-agnostic E3 circuit";
+	case 0x0014:		return "Structure-agnostic T3 (DS3) circuit";
+	case 0x0015:		return "CESoPSN basic mode";
+	case 0x0017:		return "CESoPSN TDM with CAS";
 	default:		return "unknown";
 	}
 }

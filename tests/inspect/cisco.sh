@@ -48,6 +48,11 @@ log_test $? "unknown-mandatory: the 72 ICRQ/ICRP/ICCN, CableLabs (vendor 4491) A
 jq_check "$T/out.json" 'select(.frame == 103) | .type == "StopCCN" and
 	.retransmission.copy == 2 and (.violations | map(.kind) == ["unacked-retransmission"])'
 log_test $? "frame 103: the StopCCN retransmission nobody acknowledged"
+jq_check "$T/out.json" 'select(.summary) | .summary.connection_list[1].state == "StopCCN from A, not acknowledged"'
+log_test $? "a StopCCN its receiver never acknowledged does not close the connection in the summary"
+[ "$(jq_count "$T/out.json" 'select(.avps.pw_type) | select(.avps.pw_type.value == 12 and
+	.avps.pw_type.name == "MPEG-TS Payload Type (DEPI MPT)")')" = 48 ]
+log_test $? "DEPI pseudowire type 12 has its IANA name, not unknown"
 
 jq_check "$T/out.json" 'select(.frame == 4) | .type == "SCCRP" and .violations == [] and
 	.v2_compat == ["Protocol Version", "Framing Capabilities"] and

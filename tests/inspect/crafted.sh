@@ -54,7 +54,7 @@ log_test $? "reads a capture from stdin (-)"
 
 "$INSPECT" -j "$T/lost-before-stopccn.pcap" > "$T/l.json"
 [ $? = 0 ] && jq_check "$T/l.json" 'select(.summary) | .summary.violations == 0' &&
-	jq_check "$T/l.json" 'select(.notes) | select(any(.notes[]; contains("never reached the peer before its StopCCN")))'
+	jq_check "$T/l.json" 'select(.notes) | select(any(.notes[]; contains("not taken by the peer before its StopCCN")))'
 log_test $? "copies the peer's StopCCN shows it never got: lost, not an unacked retransmission"
 
 "$INSPECT" -j "$T/port1702.pcap" > "$T/p.json" &&

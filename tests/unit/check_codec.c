@@ -367,7 +367,12 @@ START_TEST(test_names)
 	ck_assert_str_eq(l2tp_pw_type_name(L2TP_PW_ETH), "Ethernet");
 	ck_assert_str_eq(l2tp_pw_type_name(L2TP_PW_ETH_VLAN), "Ethernet VLAN");
 	ck_assert_str_eq(l2tp_pw_type_name(L2TP_PW_PPP), "PPP");
-	ck_assert_str_eq(l2tp_pw_type_name(0x0c), "unknown");
+	/* every IANA-registered L2TPv3 pseudowire type has its name */
+	ck_assert_str_eq(l2tp_pw_type_name(0x06), "HDLC");
+	ck_assert_str_eq(l2tp_pw_type_name(0x01), "Frame Relay DLCI");
+	ck_assert_str_eq(l2tp_pw_type_name(0x0c), "MPEG-TS Payload Type (DEPI MPT)");
+	ck_assert_str_eq(l2tp_pw_type_name(0x17), "CESoPSN TDM with CAS");
+	ck_assert_str_eq(l2tp_pw_type_name(0x16), "unknown");
 
 	ck_assert_str_eq(l2tp_stopccn_result_name(L2TP_STOPCCN_GENERAL_ERROR), "general error");
 	ck_assert_str_eq(l2tp_stopccn_result_name(0), "unknown");
