@@ -11,6 +11,13 @@
  * A tunnel we initiate from an ephemeral port stays unconnected until the
  * first reply: peers may answer from another port than 1701 (RFC 3931
  * 4.1.2.2) and we follow it.  Reads are batched with recvmmsg().
+ *
+ * Without the kernel's l2tp_ip/l2tp_ip6 (hosts without L2TP), the null data
+ * plane still speaks L2TP over IP: control messages then travel on one raw
+ * IP socket (protocol 115) per family and address.  The kernel adds the IP
+ * header (and shows it on IPv4 input), we add and strip the zero Session
+ * ID, and tunnels have no socket of their own: their messages are found by
+ * CCID, like on the UDP listener, and sent from the raw socket.
  */
 #include <netinet/in.h>
 #include <arpa/inet.h>
@@ -23,6 +30,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "dp.h"
 #include "l2tpv3d.h"
 #include "usl/buf.h"
 #include "usl/log.h"
@@ -32,17 +40,26 @@
 #endif
 
 #define RX_BATCH	16
-/* one byte more than any control message: a longer datagram shows as too long */
-#define RX_BUFSZ	(L2TP_MAX_MSG + 1)
+/*
+ * One byte more than any control message (a longer datagram shows as too
+ * long), after an IPv4 header and the zero Session ID on a raw socket.
+ */
+#define RAW_OVERHEAD	(60 + 4)
+#define RX_BUFSZ	(L2TP_MAX_MSG + 1 + RAW_OVERHEAD)
 
 struct listener {
 	int fd;
 	struct usl_fd *ev;
 	enum l2tp_encap encap;
 	int family;
+	bool raw;		/* L2TP/IP over a raw socket (no l2tp_ip) */
+	bool replies_only;	/* opened for our own IP tunnels: no new SCCRQs */
+	union saddr addr;	/* bound to (raw sockets: where replies come back) */
 };
 
-static struct listener listeners[2 * CFG_MAX_LISTEN];
+/* the configured ones, and a raw socket per family for IP tunnels we open */
+static struct listener listeners[2 * CFG_MAX_LISTEN + 2];
+static bool ip_raw;		/* L2TP/IP control over raw sockets */
 static unsigned n_listeners;
 
 /* Receive buffers shared by every socket: one loop, one reader at a time. */
@@ -94,15 +111,44 @@ static void rx_dest(struct msghdr *mh, int family, uint16_t port, struct sockadd
  * A datagram that filled the buffer was longer than any control message
  * (and was truncated): it is counted and dropped, never parsed cut short.
  */
-static bool rx_too_long(int i)
+static bool rx_too_long(int i, size_t len)
 {
-	if (rx_msgs[i].msg_len < L2TP_MAX_MSG + 1 && !(rx_msgs[i].msg_hdr.msg_flags & MSG_TRUNC))
+	if (len <= L2TP_MAX_MSG && !(rx_msgs[i].msg_hdr.msg_flags & MSG_TRUNC))
 		return false;
 	l2tpd.stats.drops[L2TP_DROP_TOO_LONG]++;
 	log_debug("dropped a datagram from %s: longer than %u octets",
 		  sockaddr_ntop((struct sockaddr *)&rx_from[i]), (unsigned)L2TP_MAX_MSG);
 	return true;
 }
+
+/*
+ * A datagram from a raw IP socket: past the IPv4 header (IPv6 raw sockets
+ * give none) and the Session ID, which is zero on control messages (data
+ * messages, nonzero, are not ours to take: the null data plane drops them).
+ */
+static bool raw_strip(const struct listener *l, const uint8_t **p, size_t *len)
+{
+	size_t hl = 0;
+
+	if (l->family == AF_INET) {
+		if (*len < 20 || (hl = (size_t)((*p)[0] & 0x0f) * 4) < 20 || hl > *len)
+			goto short_hdr;
+	}
+	if (*len - hl < 4)
+		goto short_hdr;
+	if (usl_get_be32(*p + hl) != 0) {
+		l2tpd.stats.drops[L2TP_DROP_NOT_CONTROL]++;
+		return false;
+	}
+	*p += hl + 4;
+	*len -= hl + 4;
+	return true;
+short_hdr:
+	l2tpd.stats.drops[L2TP_DROP_SHORT_HEADER]++;
+	return false;
+}
+
+static bool rx_ccid_zero(const uint8_t *buf, size_t len);
 
 static void listener_read(int fd, short what, void *arg)
 {
@@ -120,13 +166,22 @@ static void listener_read(int fd, short what, void *arg)
 		return;
 	}
 	for (int i = 0; i < n; i++) {
+		const uint8_t *p = rx_buf[i];
+		size_t len = rx_msgs[i].msg_len;
+
 		l2tpd.stats.rx_datagrams++;
-		if (rx_too_long(i))
+		if (l->raw && !raw_strip(l, &p, &len))
 			continue;
-		rx_dest(&rx_msgs[i].msg_hdr, l->family, l2tpd.conf->udp_port, &to);
-		rx = (struct l2tp_rx){ fd, rx_buf[i], rx_msgs[i].msg_len,
-				       (struct sockaddr *)&rx_from[i], (struct sockaddr *)&to,
-				       l->encap };
+		if (rx_too_long(i, len))
+			continue;
+		rx_dest(&rx_msgs[i].msg_hdr, l->family, l->encap == L2TP_ENCAP_IP ? 0 :
+			l2tpd.conf->udp_port, &to);
+		rx = (struct l2tp_rx){ fd, p, len, (struct sockaddr *)&rx_from[i],
+				       (struct sockaddr *)&to, l->encap };
+		if (l->replies_only && rx_ccid_zero(p, len)) {
+			l2tpd.stats.drops[L2TP_DROP_ZERO_CCID]++;
+			continue;
+		}
 		tunnel_input_listener(&rx);
 	}
 }
@@ -160,6 +215,86 @@ static socklen_t l2tpip_addr(const struct sockaddr *sa, uint32_t ccid,
 	return sizeof(*a);
 }
 
+static bool sockaddr_is_any(const struct sockaddr *sa)
+{
+	static const struct in6_addr any6 = IN6ADDR_ANY_INIT;
+
+	if (sa->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)sa)->sin_addr.s_addr == htonl(INADDR_ANY);
+	if (sa->sa_family == AF_INET6)
+		return memcmp(&((const struct sockaddr_in6 *)sa)->sin6_addr, &any6, sizeof(any6)) == 0;
+	return true;
+}
+
+/* The errors socket() gives for IPPROTO_L2TP when l2tp_ip is not loaded. */
+static bool no_l2tp_ip(int e)
+{
+	return e == EPROTONOSUPPORT || e == ESOCKTNOSUPPORT || e == EAFNOSUPPORT;
+}
+
+static const char *l2tp_ip_hint(int family)
+{
+	return family == AF_INET6 ?
+		" (the kernel module l2tp_ip6 is not loaded: modprobe l2tp_ip6, or run with "
+		"--dataplane null, which carries the control channel over a raw IP socket)" :
+		" (the kernel module l2tp_ip is not loaded: modprobe l2tp_ip, or run with "
+		"--dataplane null, which carries the control channel over a raw IP socket)";
+}
+
+/* l2tp_ip usable here?  Without it the null data plane goes raw. */
+static void ip_mode_choose(void)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_L2TP);
+
+	ip_raw = false;
+	if (fd >= 0) {
+		close(fd);
+		return;
+	}
+	if (no_l2tp_ip(errno) && l2tpd.dp != NULL && strcmp(l2tpd.dp->name, "null") == 0) {
+		ip_raw = true;
+		log_info("no l2tp_ip in this kernel: L2TP over IP control messages use a raw IP "
+			 "socket (null data plane)");
+	}
+}
+
+static int open_listener(const struct cfg_addr *ca, enum l2tp_encap encap, uint16_t port,
+			 char *err, size_t errlen);
+
+/*
+ * The raw socket an IP tunnel from local speaks through: one bound to that
+ * address, else (local unspecified) any of the family; else a new one bound
+ * to local, for replies only.  Raw sockets bound to an address receive only
+ * what is sent to it, so replies come back where we send from.
+ */
+static const struct listener *raw_for(const struct sockaddr *local, int family,
+				      char *err, size_t errlen)
+{
+	bool any = local->sa_family == AF_UNSPEC || sockaddr_is_any(local);
+	struct cfg_addr ca;
+
+	for (unsigned i = 0; i < n_listeners; i++) {
+		const struct listener *l = &listeners[i];
+
+		if (l->raw && l->family == family &&
+		    (any || sockaddr_eq_addr(&l->addr.sa, local)))
+			return l;
+	}
+	if (n_listeners >= sizeof(listeners) / sizeof(listeners[0])) {
+		snprintf(err, errlen, "no room for another raw IP socket");
+		return NULL;
+	}
+	memset(&ca, 0, sizeof(ca));
+	if (any)
+		ca.ss.ss_family = (sa_family_t)family;
+	else
+		memcpy(&ca.ss, local, sockaddr_len(local));
+	if (open_listener(&ca, L2TP_ENCAP_IP, 0, err, errlen) < 0)
+		return NULL;
+	listeners[n_listeners - 1].replies_only = true;
+	return &listeners[n_listeners - 1];
+}
+
 static int open_listener(const struct cfg_addr *ca, enum l2tp_encap encap, uint16_t port,
 			 char *err, size_t errlen)
 {
@@ -168,7 +303,10 @@ static int open_listener(const struct cfg_addr *ca, enum l2tp_encap encap, uint1
 	struct sockaddr_storage a;
 	socklen_t alen;
 
-	fd = socket(family, SOCK_DGRAM, encap == L2TP_ENCAP_IP ? IPPROTO_L2TP : IPPROTO_UDP);
+	bool raw = encap == L2TP_ENCAP_IP && ip_raw;
+
+	fd = socket(family, raw ? SOCK_RAW : SOCK_DGRAM,
+		    encap == L2TP_ENCAP_IP ? IPPROTO_L2TP : IPPROTO_UDP);
 	if (fd < 0)
 		goto fail;
 	if (set_nonblock_cloexec(fd) < 0)
@@ -185,6 +323,14 @@ static int open_listener(const struct cfg_addr *ca, enum l2tp_encap encap, uint1
 		memcpy(&a, &ca->ss, sizeof(a));
 		sockaddr_set_port((struct sockaddr *)&a, port);
 		alen = sockaddr_len((struct sockaddr *)&a);
+	} else if (raw) {
+		if (family == AF_INET)
+			setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one));
+		else
+			setsockopt(fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &one, sizeof(one));
+		memcpy(&a, &ca->ss, sizeof(a));
+		sockaddr_set_port((struct sockaddr *)&a, 0);
+		alen = sockaddr_len((struct sockaddr *)&a);
 	} else {
 		alen = l2tpip_addr((const struct sockaddr *)&ca->ss, 0, &a);
 	}
@@ -193,14 +339,18 @@ static int open_listener(const struct cfg_addr *ca, enum l2tp_encap encap, uint1
 	l->fd = fd;
 	l->encap = encap;
 	l->family = family;
+	l->raw = raw;
+	l->replies_only = false;
+	memcpy(&l->addr, &ca->ss, sockaddr_len((const struct sockaddr *)&ca->ss));
 	l->ev = usl_fd_add(l2tpd.loop, fd, USL_READ, listener_read, l);
 	if (l->ev == NULL)
 		goto fail;
 	n_listeners++;
 	return 0;
 fail:
-	snprintf(err, errlen, "listen on %s (%s): %s", sockaddr_ntop((const void *)&ca->ss),
-		 encap == L2TP_ENCAP_IP ? "ip" : "udp", strerror(errno));
+	snprintf(err, errlen, "listen on %s (%s): %s%s", sockaddr_ntop((const void *)&ca->ss),
+		 encap == L2TP_ENCAP_IP ? "ip" : "udp", strerror(errno),
+		 encap == L2TP_ENCAP_IP && no_l2tp_ip(errno) ? l2tp_ip_hint(family) : "");
 	if (fd >= 0)
 		close(fd);
 	return -1;
@@ -208,6 +358,7 @@ fail:
 
 int transport_init(const struct l2tpd_config *c, char *err, size_t errlen)
 {
+	ip_mode_choose();
 	for (unsigned i = 0; i < c->n_listen; i++) {
 		if (open_listener(&c->listen[i], L2TP_ENCAP_UDP, c->udp_port, err, errlen) < 0)
 			return -1;
@@ -252,7 +403,7 @@ static void tunnel_sock_read(int fd, short what, void *arg)
 		/* the tunnel may go away while handling a message of the batch */
 		if (i > 0 && tunnel_find(id) != t)
 			return;
-		if (rx_too_long(i))
+		if (rx_too_long(i, rx_msgs[i].msg_len))
 			continue;
 		if (rx_ccid_zero(rx_buf[i], rx_msgs[i].msg_len)) {
 			/* an SCCRQ (simultaneous open from our port): the listener's */
@@ -344,16 +495,68 @@ uint64_t transport_udp_rcvbuf_errors(void)
 	return total;
 }
 
+static void reply_pktinfo(struct msghdr *mh, uint8_t *cbuf, const struct sockaddr *from);
+
+
+/* An IP tunnel without l2tp_ip: no socket of its own, the raw one speaks for it. */
+static int raw_tunnel_open(struct tunnel *t, char *err, size_t errlen)
+{
+	int family = t->remote.sa.sa_family;
+
+	if (raw_for(&t->local.sa, family, err, errlen) == NULL)
+		return -1;
+	if (t->local.sa.sa_family == AF_UNSPEC) {
+		memset(&t->local, 0, sizeof(t->local));
+		t->local.sa.sa_family = (sa_family_t)family;
+	}
+	t->local_len = sockaddr_len(&t->local.sa);
+	t->fd = -1;
+	t->ev = NULL;
+	return 0;
+}
+
+/* Sends from the raw socket: the zero Session ID, then the message. */
+static ssize_t raw_send(const struct tunnel *t, const uint8_t *buf, size_t len)
+{
+	static const uint8_t session0[4];
+	uint8_t cbuf[CMSG_SPACE(sizeof(struct in6_pktinfo))] = { 0 };
+	struct iovec iov[2] = { { (void *)session0, 4 }, { (void *)buf, len } };
+	struct msghdr mh = { 0 };
+	struct sockaddr_storage dst;
+	char err[64];
+	const struct listener *l = raw_for(&t->local.sa, t->remote.sa.sa_family, err, sizeof(err));
+
+	if (l == NULL) {
+		errno = ENOTCONN;
+		return -1;
+	}
+	memcpy(&dst, &t->remote, sockaddr_len(&t->remote.sa));
+	sockaddr_set_port((struct sockaddr *)&dst, 0);
+	mh.msg_name = &dst;
+	mh.msg_namelen = sockaddr_len(&t->remote.sa);
+	mh.msg_iov = iov;
+	mh.msg_iovlen = 2;
+	/* from the address replies must come back to */
+	if (!sockaddr_is_any(&t->local.sa))
+		reply_pktinfo(&mh, cbuf, &t->local.sa);
+	else if (!sockaddr_is_any(&l->addr.sa))
+		reply_pktinfo(&mh, cbuf, &l->addr.sa);
+	return sendmsg(l->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
 int transport_tunnel_open(struct tunnel *t, char *err, size_t errlen)
 {
 	int family = t->remote.sa.sa_family;
 	int proto = t->encap == L2TP_ENCAP_IP ? IPPROTO_L2TP : IPPROTO_UDP;
-	int fd = socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, proto);
+	int fd;
 
+	if (t->encap == L2TP_ENCAP_IP && ip_raw)
+		return raw_tunnel_open(t, err, errlen);
+	fd = socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, proto);
 	if (fd < 0) {
 		snprintf(err, errlen, "%s socket: %s%s", t->encap == L2TP_ENCAP_IP ? "l2tp/ip" : "udp",
-			 strerror(errno), errno == EPROTONOSUPPORT ?
-			 " (no L2TP over IP in this kernel: use encap udp)" : "");
+			 strerror(errno), t->encap == L2TP_ENCAP_IP && no_l2tp_ip(errno) ?
+			 l2tp_ip_hint(family) : "");
 		return -1;
 	}
 	if (t->local.sa.sa_family == AF_UNSPEC) {
@@ -389,6 +592,12 @@ int transport_tunnel_connect(struct tunnel *t, const struct sockaddr *peer)
 	struct sockaddr_storage a;
 	socklen_t alen;
 
+	if (t->fd < 0) {	/* raw IP: nothing to connect, the address is all */
+		memcpy(&t->remote, peer, sockaddr_len(peer));
+		t->remote_len = sockaddr_len(peer);
+		t->connected = true;
+		return 0;
+	}
 	if (t->encap == L2TP_ENCAP_IP) {
 		alen = l2tpip_addr(peer, l2tp_cc_peer_ccid(t->cc), &a);
 	} else {
@@ -421,7 +630,9 @@ int transport_send(struct tunnel *t, const uint8_t *buf, size_t len)
 	socklen_t alen;
 	ssize_t n;
 
-	if (t->connected) {
+	if (t->fd < 0 && t->encap == L2TP_ENCAP_IP) {
+		n = raw_send(t, buf, len);
+	} else if (t->connected) {
 		n = send(t->fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL);
 	} else {
 		if (t->encap == L2TP_ENCAP_IP)
@@ -480,16 +691,24 @@ static void reply_pktinfo(struct msghdr *mh, uint8_t *cbuf, const struct sockadd
 int transport_listener_reply(const struct l2tp_rx *rx, const uint8_t *buf, size_t len)
 {
 	const struct listener *l = reply_listener(rx);
+	static const uint8_t session0[4];
 	uint8_t cbuf[CMSG_SPACE(sizeof(struct in6_pktinfo))] = { 0 };
-	struct iovec iov = { (void *)buf, len };
+	struct iovec iov[2] = { { (void *)session0, 4 }, { (void *)buf, len } };
 	struct msghdr mh = { 0 };
 	struct sockaddr_storage dst;
 
 	if (l == NULL)
 		return -1;
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	if (l->encap == L2TP_ENCAP_IP) {
+	/* a raw socket sends the zero Session ID; every other kind adds its own */
+	mh.msg_iov = l->raw ? iov : iov + 1;
+	mh.msg_iovlen = l->raw ? 2 : 1;
+	if (l->raw) {
+		memcpy(&dst, rx->from, sockaddr_len(rx->from));
+		sockaddr_set_port((struct sockaddr *)&dst, 0);
+		mh.msg_namelen = sockaddr_len(rx->from);
+		if (rx->to != NULL && !sockaddr_is_any(rx->to))
+			reply_pktinfo(&mh, cbuf, rx->to);
+	} else if (l->encap == L2TP_ENCAP_IP) {
 		/* the L2TP/IP socket adds the zero Session ID itself */
 		mh.msg_namelen = l2tpip_addr(rx->from, 0, &dst);
 	} else {
