@@ -95,14 +95,14 @@ _l2tpv3ctl()
             COMPREPLY=($(compgen -W '-s -j -t -b -w -h -V --socket --json --timeout
                 --batch --window --help --version' -- "$cur"))
         else
-            COMPREPLY=($(compgen -W 'tunnel session show stats reload monitor' -- "$cur"))
+            COMPREPLY=($(compgen -W 'tunnel session show stats metrics reload monitor' -- "$cur"))
         fi
         return
     fi
 
     # the command: one or two words
     local top sub cmd
-    top=$(_l2tpv3ctl_match "${words[i]}" tunnel session show stats reload monitor) || return
+    top=$(_l2tpv3ctl_match "${words[i]}" tunnel session show stats metrics reload monitor) || return
     ((i++))
     case $top in
     tunnel | session | show)

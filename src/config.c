@@ -1308,6 +1308,40 @@ static bool check_sockpath(const char *s, char *why, size_t wl)
 	return true;
 }
 
+/* "", "ADDR:PORT" or "[V6]:PORT" with a numeric address and a port 1..65535. */
+static bool check_host_port(const char *s, char *why, size_t wl)
+{
+	const char *colon = strrchr(s, ':');
+	char host[INET6_ADDRSTRLEN + 2], *end;
+	unsigned char buf[sizeof(struct in6_addr)];
+	unsigned long port;
+	size_t n;
+
+	if (s[0] == '\0')
+		return true;
+	if (colon == NULL || colon == s)
+		goto bad;
+	port = strtoul(colon + 1, &end, 10);
+	n = (size_t)(colon - s);
+	if (*end != '\0' || port == 0 || port > 65535 || n >= sizeof(host))
+		goto bad;
+	if (s[0] == '[' && n >= 2 && s[n - 1] == ']') {
+		memcpy(host, s + 1, n - 2);
+		host[n - 2] = '\0';
+		if (inet_pton(AF_INET6, host, buf) == 1)
+			return true;
+	} else {
+		memcpy(host, s, n);
+		host[n] = '\0';
+		if (inet_pton(AF_INET, host, buf) == 1)
+			return true;
+	}
+bad:
+	snprintf(why, wl, "'%s': not ADDRESS:PORT (valid: e.g. \"127.0.0.1:9724\", "
+		 "\"[::1]:9724\", or \"\" for off)", s);
+	return false;
+}
+
 static bool check_group(const char *s, char *why, size_t wl)
 {
 	const char *q;
@@ -1620,6 +1654,7 @@ static const struct opt global_opts[] = {
 	O_WORD(G, "log_level", log_level, log_level_names),
 	O_WORD(G, "dataplane", dataplane, dataplane_names),
 	O_STR(G, "state_dir", state_dir, check_abspath),
+	O_STR(G, "metrics_listen", metrics_listen, check_host_port),
 	O_END
 };
 #undef G
@@ -1747,6 +1782,7 @@ static const struct section {
 const char *const config_known_settings[] = {
 	"global.listen", "global.udp_port", "global.listen_ip", "global.event_loop",
 	"global.hostname", "global.router_id", "global.secret", "global.max_tunnels",
+	"global.metrics_listen",
 	"global.max_sessions", "global.max_sessions_per_tunnel", "global.max_half_open",
 	"global.snmp_config_id", "global.ctl_socket", "global.ctl_group",
 	"global.ctl_max_clients", "global.ctl_max_output", "global.log_level",

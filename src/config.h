@@ -134,6 +134,7 @@ struct l2tpd_config {
 	char log_level[16];			/* "err" | "warn" | "info" (default) | "debug" */
 	char dataplane[16];			/* "kernel" (default) | "null" */
 	char state_dir[CFG_PATH_MAX];		/* default RUNSTATEDIR "/l2tpv3d" */
+	char metrics_listen[64];		/* "ADDR:PORT" for /metrics; "" (default): off */
 
 	struct tunnel_profile *tunnel_profiles;	/* [0] is "default" */
 	unsigned n_tunnel_profiles;

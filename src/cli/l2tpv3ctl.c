@@ -78,6 +78,7 @@ static const char usage_text[] =
 "  session list [tunnel ID]\n"
 "  show daemon\n"
 "  stats [tunnel ID]\n"
+"  metrics                    (Prometheus text format)\n"
 "  reload\n"
 "  monitor\n"
 "\n"

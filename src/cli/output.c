@@ -331,6 +331,16 @@ static void show_sessions(const struct request *req, json_object *data)
 	print_table(session_columns, N_ELEMS(session_columns), rows);
 }
 
+/* The Prometheus text, as the daemon wrote it (node_exporter's textfile format). */
+static void show_metrics(const struct request *req, json_object *data)
+{
+	json_object *t = NULL;
+
+	(void)req;
+	if (json_object_object_get_ex(data, "text", &t))
+		fputs(json_object_get_string(t), stdout);
+}
+
 /* full: a single command's output; summary: its "LINE: ..." in a batch (NULL: "ok" + full). */
 static const struct {
 	printer *full;
@@ -346,6 +356,7 @@ static const struct {
 	[CMD_SESSION_LIST]	= { show_sessions, NULL },
 	[CMD_SHOW_DAEMON]	= { show_kv, NULL },
 	[CMD_STATS]		= { show_kv, NULL },
+	[CMD_METRICS]		= { show_metrics, NULL },
 	[CMD_RELOAD]		= { show_reload, show_reloaded },
 	[CMD_MONITOR]		= { show_kv, NULL },
 };

@@ -148,6 +148,7 @@ static const struct command
 	cmd_session_list = { CMD_SESSION_LIST, "session list", tunnel_filter_args },
 	cmd_show_daemon = { CMD_SHOW_DAEMON, "show daemon", no_args },
 	cmd_stats = { CMD_STATS, "stats", tunnel_filter_args },
+	cmd_metrics = { CMD_METRICS, "metrics", no_args },
 	cmd_reload = { CMD_RELOAD, "reload", no_args },
 	cmd_monitor = { CMD_MONITOR, "monitor", no_args };
 
@@ -177,6 +178,7 @@ static const struct token top_tokens[] = {
 	{ "session", session_tokens, NULL },
 	{ "show", show_tokens, NULL },
 	{ "stats", NULL, &cmd_stats },
+	{ "metrics", NULL, &cmd_metrics },
 	{ "reload", NULL, &cmd_reload },
 	{ "monitor", NULL, &cmd_monitor },
 	{ NULL, NULL, NULL }

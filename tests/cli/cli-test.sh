@@ -123,9 +123,9 @@ start_fake win --hold 100000
 # Arguments: exit 2, one message naming the problem, nothing sent.
 
 usage_case "no command" \
-	"l2tpv3ctl: missing command (valid: tunnel, session, show, stats, reload, monitor)"
+	"l2tpv3ctl: missing command (valid: tunnel, session, show, stats, metrics, reload, monitor)"
 usage_case "typo at the top level" \
-	"l2tpv3ctl: unknown command 'tunel' (valid: tunnel, session, show, stats, reload, monitor)" \
+	"l2tpv3ctl: unknown command 'tunel' (valid: tunnel, session, show, stats, metrics, reload, monitor)" \
 	tunel list
 usage_case "typo in a subcommand" \
 	"l2tpv3ctl: tunnel: unknown command 'crate' (valid: create, delete, show, list)" \
@@ -269,6 +269,7 @@ req_case "session list tunnel" '.args == {tunnel_id: 1001}' session list tunnel 
 req_case "show daemon" '.cmd == "show daemon" and .args == {}' show daemon
 req_case "stats" '.cmd == "stats" and .args == {}' stats
 req_case "stats tunnel" '.cmd == "stats" and .args == {tunnel_id: 7}' stats tunnel 7
+req_case "metrics" '.cmd == "metrics" and .args == {}' metrics
 req_case "reload" '.cmd == "reload" and .args == {}' reload
 
 # Prefixes, as in ip(8).
@@ -288,6 +289,8 @@ req_case "prefix: rel" '.cmd == "reload"' rel
 
 printf 'tunnel 1001 established\n' >"$T/want"
 out_case "tunnel create" 0 "$T/want" tunnel create peer 192.0.2.2
+printf '# HELP l2tpv3d_tunnels Tunnels.\n# TYPE l2tpv3d_tunnels gauge\nl2tpv3d_tunnels{state="established"} 2\n' >"$T/want"
+out_case "metrics: the Prometheus text as the daemon wrote it" 0 "$T/want" metrics
 printf 'tunnel 1001 wait-ctl-reply\n' >"$T/want"
 out_case "tunnel create no-wait" 0 "$T/want" tunnel create peer 192.0.2.2 no-wait
 printf 'session 501 established\n' >"$T/want"
@@ -441,7 +444,7 @@ ID          PEER-ID  NAME   STATE           PEER                ENCAP  SESSIONS 
 4000000000  0        -      wait-ctl-reply  [2001:db8::2]:1701  ip     0         5s
 EOF
 out_case "batch text: LINE: result" 2 "$T/want" -b "$T/batch"
-grep -qxF "l2tpv3ctl: line 5: unknown command 'tunel' (valid: tunnel, session, show, stats, reload, monitor)" "$T/err"
+grep -qxF "l2tpv3ctl: line 5: unknown command 'tunel' (valid: tunnel, session, show, stats, metrics, reload, monitor)" "$T/err"
 check $? "batch: parse error named with its line number"
 
 printf 'tunnel create peer 192.0.2.99\nshow daemon\n' >"$T/in"
