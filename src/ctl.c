@@ -81,6 +81,14 @@ static struct {
 	uint64_t accept_emfile;		/* accepts failed for want of descriptors */
 } ctl_stats;
 
+void ctl_get_counters(struct ctl_counters *out)
+{
+	out->clients = ctl_stats.clients;
+	out->refused = ctl_stats.refused;
+	out->dropped_slow = ctl_stats.dropped_slow;
+	out->accept_emfile = ctl_stats.accept_emfile;
+}
+
 typedef void (*ctl_handler)(struct ctl_conn *c, int64_t id, json_object *args);
 
 /* ---- replies ------------------------------------------------------------ */
@@ -679,6 +687,26 @@ static uint64_t live_retransmits(void)
 	return sum;
 }
 
+/* The Prometheus text (metrics.c), as one string. */
+static void h_metrics(struct ctl_conn *c, int64_t id, json_object *args)
+{
+	static const char *const known[] = { NULL };
+	struct argerr e;
+	json_object *o;
+	size_t len;
+	char *text;
+
+	if (!arg_check_known(args, known, &e))
+		return conn_reply(c, id, CTL_E_INVALID, e.msg, NULL);
+	text = metrics_text(&len);
+	if (text == NULL)
+		return conn_reply(c, id, CTL_E_INTERNAL, "out of memory", NULL);
+	o = json_object_new_object();
+	json_object_object_add(o, "text", json_object_new_string_len(text, (int)len));
+	free(text);
+	conn_reply(c, id, CTL_OK, NULL, o);
+}
+
 static void h_stats(struct ctl_conn *c, int64_t id, json_object *args)
 {
 	static const char *const known[] = { "tunnel_id", NULL };
@@ -756,6 +784,7 @@ static const struct {
 	{ "session list", h_session_list },
 	{ "show daemon", h_show_daemon },
 	{ "stats", h_stats },
+	{ "metrics", h_metrics },
 	{ "reload", h_reload },
 	{ "monitor", h_monitor },
 };

@@ -285,6 +285,13 @@ int transport_send(struct tunnel *t, const uint8_t *buf, size_t len);
 int transport_listener_reply(const struct l2tp_rx *rx, const uint8_t *buf, size_t len);
 
 /* ctl.c */
+struct ctl_counters {
+	unsigned clients;		/* connected now */
+	uint64_t refused;		/* over ctl_max_clients */
+	uint64_t dropped_slow;		/* over ctl_max_output and not reading */
+	uint64_t accept_emfile;		/* accepts failed for want of descriptors */
+};
+void ctl_get_counters(struct ctl_counters *out);
 int ctl_init(const struct l2tpd_config *c, char *err, size_t errlen);
 void ctl_shutdown(void);
 /* Completes a waiting request (tunnel/session create). */
@@ -295,6 +302,13 @@ struct ctl_req *ctl_req_from_link(struct usl_list *l);
 void ctl_event(const char *event, const struct tunnel *t, const struct session *s,
 	       const struct l2tp_result *why);
 json_object *result_json(const struct l2tp_result *r, bool stopccn);
+
+/* metrics.c */
+/* The daemon's metrics in the Prometheus text format (malloc'd), or NULL. */
+char *metrics_text(size_t *len);
+/* Serves /metrics on metrics_listen, when set.  -1 with a reason. */
+int metrics_init(const struct l2tpd_config *c, char *err, size_t errlen);
+void metrics_shutdown(void);
 
 /* hooks.c */
 int hooks_init(void);

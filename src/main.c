@@ -300,6 +300,8 @@ static void modules_init(const struct l2tpd_config *c)
 		fatalx("%s", err);
 	if (hooks_init() < 0)
 		fatalx("hooks: cannot start");
+	if (metrics_init(c, err, sizeof(err)) < 0)
+		fatalx("%s", err);
 	if (usl_sig_add(l2tpd.loop, SIGTERM, begin_shutdown, NULL) == NULL ||
 	    usl_sig_add(l2tpd.loop, SIGINT, begin_shutdown, NULL) == NULL ||
 	    usl_sig_add(l2tpd.loop, SIGHUP, on_sighup, NULL) == NULL)
@@ -366,6 +368,7 @@ int main(int argc, char **argv)
 	tunnel_free_all();
 	snmpagent_shutdown();
 	hooks_shutdown();
+	metrics_shutdown();
 	ctl_shutdown();
 	transport_shutdown();
 	l2tpd.dp->shutdown();

@@ -20,6 +20,7 @@
 #include <event2/buffer.h>
 #include <event2/http.h>
 
+#include "dp.h"
 #include "l2tpv3d.h"
 #include "usl/log.h"
 
@@ -241,6 +242,7 @@ static void http_metrics(struct evhttp_request *req, void *arg)
 		evhttp_send_error(req, 405, "Method Not Allowed");
 		return;
 	}
+	mx.scrapes++;		/* this one included */
 	text = metrics_text(&len);
 	out = evbuffer_new();
 	if (text == NULL || out == NULL) {
@@ -250,7 +252,6 @@ static void http_metrics(struct evhttp_request *req, void *arg)
 		evhttp_send_error(req, 500, "Internal Server Error");
 		return;
 	}
-	mx.scrapes++;
 	evbuffer_add(out, text, len);
 	free(text);
 	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
@@ -310,8 +311,7 @@ int metrics_init(const struct l2tpd_config *c, char *err, size_t errlen)
 	/* scrapes are small: a slow or idle client cannot hold the loop */
 	evhttp_set_timeout(mx.http, 10);
 	evhttp_set_max_headers_size(mx.http, 8192);
-	evhttp_set_max_body_size(mx.http, 0);
-	evhttp_set_allowed_methods(mx.http, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD);
+	evhttp_set_max_body_size(mx.http, 1024);
 	evhttp_set_cb(mx.http, "/metrics", http_metrics, NULL);
 	evhttp_set_gencb(mx.http, http_other, NULL);
 	mx.sock = evhttp_bind_socket_with_handle(mx.http, host, (uint16_t)port);

@@ -25,9 +25,11 @@ INTEGRATION_TESTS = \
 	tests/integration/scale.sh \
 	tests/integration/peer-death.sh \
 	tests/integration/loss.sh \
-	tests/integration/storm-smoke.sh
+	tests/integration/storm-smoke.sh \
+	tests/integration/metrics.sh
 TESTS += $(INTEGRATION_TESTS)
-EXTRA_DIST += tests/integration/lib.sh $(INTEGRATION_TESTS) scripts/lib.sh
+EXTRA_DIST += tests/integration/lib.sh $(INTEGRATION_TESTS) scripts/lib.sh \
+	tests/integration/promcheck.py
 
 # Attacks on an LNS in network namespaces (forged sources: raw sockets):
 # each asserts the daemon is alive, back to its baseline, the victim tunnel
