@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "log.h"
 
@@ -20,9 +22,10 @@ static struct {
 	char ident[32];
 	enum log_level level;
 	bool to_stderr;
+	bool journal;		/* stderr is systemd's journal stream */
 	void (*sink)(enum log_level lvl, const char *msg, void *arg);
 	void *sink_arg;
-} log_state = { "usl", LOG_LVL_INFO, true, NULL, NULL };
+} log_state = { "usl", LOG_LVL_INFO, true, false, NULL, NULL };
 
 static const char *const level_names[] = {
 	[LOG_LVL_ERR] = "error",
@@ -38,11 +41,31 @@ static const int level_prio[] = {
 	[LOG_LVL_DEBUG] = LOG_DEBUG,
 };
 
+/*
+ * systemd connects stderr to the journal and says so in JOURNAL_STREAM
+ * ("device:inode" of that stream, sd_journal_stream_fd(3)): when stderr is
+ * still that stream, lines carry sd-daemon priority prefixes ("<4>") so
+ * `journalctl -p warning` finds our warnings, and no identifier (the
+ * journal adds its own).
+ */
+static bool stderr_is_journal(void)
+{
+	const char *js = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+
+	if (js == NULL || sscanf(js, "%llu:%llu", &dev, &ino) != 2)
+		return false;
+	return fstat(STDERR_FILENO, &st) == 0 && (unsigned long long)st.st_dev == dev &&
+	       (unsigned long long)st.st_ino == ino;
+}
+
 void log_init(const char *ident, enum log_level level, bool to_stderr)
 {
 	snprintf(log_state.ident, sizeof(log_state.ident), "%s", ident ? ident : "usl");
 	log_state.level = level;
 	log_state.to_stderr = to_stderr;
+	log_state.journal = to_stderr && stderr_is_journal();
 	if (!to_stderr)
 		openlog(log_state.ident, LOG_PID | LOG_NDELAY, LOG_DAEMON);
 }
@@ -67,6 +90,8 @@ static void log_emit(enum log_level lvl, const char *msg)
 {
 	if (log_state.sink)
 		log_state.sink(lvl, msg, log_state.sink_arg);
+	else if (log_state.journal)
+		fprintf(stderr, "<%d>%s: %s\n", level_prio[lvl], level_names[lvl], msg);
 	else if (log_state.to_stderr)
 		fprintf(stderr, "%s: %s: %s\n", log_state.ident, level_names[lvl], msg);
 	else

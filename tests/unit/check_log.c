@@ -1,5 +1,6 @@
 /* tests/unit/check_log.c - usl/log: sink, levels, errno, rate limiter. */
 #include <check.h>
+#include <sys/stat.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -205,6 +206,72 @@ START_TEST(test_stderr_format)
 }
 END_TEST
 
+/* stderr is the journal (JOURNAL_STREAM names it): priorities, no identifier. */
+START_TEST(test_journal_format)
+{
+	int pfd[2];
+	char out[256] = "", js[64];
+	size_t len = 0;
+	struct stat st;
+	ssize_t n;
+	pid_t pid;
+	int status;
+
+	ck_assert_int_eq(pipe(pfd), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		dup2(pfd[1], STDERR_FILENO);
+		fstat(STDERR_FILENO, &st);
+		snprintf(js, sizeof(js), "%llu:%llu", (unsigned long long)st.st_dev,
+			 (unsigned long long)st.st_ino);
+		setenv("JOURNAL_STREAM", js, 1);
+		log_set_sink(NULL, NULL);
+		log_init("l2tpv3d", LOG_LVL_DEBUG, true);
+		log_debug("tick");
+		log_info("started");
+		log_warnx("peer %s refused", "x");
+		fatalx("giving up on %s", "everything");
+	}
+	close(pfd[1]);
+	while ((n = read(pfd[0], out + len, sizeof(out) - 1 - len)) > 0)
+		len += (size_t)n;
+	close(pfd[0]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_str_eq(out, "<7>debug: tick\n<6>info: started\n<4>warning: peer x refused\n"
+			 "<3>error: giving up on everything\n");
+}
+END_TEST
+
+/* A JOURNAL_STREAM inherited by something whose stderr went elsewhere: plain text. */
+START_TEST(test_journal_stream_elsewhere)
+{
+	int pfd[2];
+	char out[256] = "";
+	size_t len = 0;
+	ssize_t n;
+	pid_t pid;
+	int status;
+
+	ck_assert_int_eq(pipe(pfd), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		dup2(pfd[1], STDERR_FILENO);
+		setenv("JOURNAL_STREAM", "1:1", 1);
+		log_set_sink(NULL, NULL);
+		log_init("l2tpv3d", LOG_LVL_INFO, true);
+		fatalx("bye");
+	}
+	close(pfd[1]);
+	while ((n = read(pfd[0], out + len, sizeof(out) - 1 - len)) > 0)
+		len += (size_t)n;
+	close(pfd[0]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_str_eq(out, "l2tpv3d: error: bye\n");
+}
+END_TEST
+
 static Suite *log_suite(void)
 {
 	Suite *s = suite_create("log");
@@ -219,6 +286,8 @@ static Suite *log_suite(void)
 	tcase_add_test(tc, test_warnx_rl);
 	tcase_add_test(tc, test_ratelimit_flush);
 	tcase_add_test(tc, test_stderr_format);
+	tcase_add_test(tc, test_journal_format);
+	tcase_add_test(tc, test_journal_stream_elsewhere);
 	suite_add_tcase(s, tc);
 	return s;
 }
