@@ -158,5 +158,21 @@ for page in "$MAN"/l2tpv3d.8 "$MAN"/l2tpv3ctl.8 "$MAN"/l2tpv3d.conf.5; do
 	[ -z "$out" ] || echo "$out" | head -20
 done
 
+# --- documentation stands on its own -------------------------------------------
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+out=$(grep -rnE '/work/|\.\./shared/|shared/docs' "$TOP/README.md" "$TOP/doc" "$TOP/man" "$TOP/etc" 2>/dev/null)
+[ -z "$out" ]
+log_test $? "README, doc/, man/ and etc/ point at nothing outside the repository"
+[ -z "$out" ] || echo "$out" | head -5
+missing=
+for d in "$TOP"/doc/*.md; do
+	grep -qx "doc/${d##*/}" "$TOP/debian/l2tpv3d.docs" || case ${d##*/} in
+		benchmarks.md|fuzzing.md) ;;	# developers' pages, with plots in doc/img
+		*) missing="$missing ${d##*/}" ;;
+	esac
+done
+[ -z "$missing" ]
+log_test $? "the package ships every operator's page of doc/ (missing:${missing:- none})"
+
 echo "$TESTS_OK passed, $TESTS_FAIL failed"
 [ "$TESTS_FAIL" = 0 ]
