@@ -489,6 +489,7 @@ static void tunnel_profile_defaults(struct tunnel_profile *tp)
 	tp->retransmit_cap_ms = 8000;
 	tp->max_retries = 10;
 	tp->sccrq_max_retries = 10;
+	tp->sccrp_max_retries = 4;
 	tp->delayed_ack_ms = 100;
 	tp->rx_window = 16;
 	tp->digest = CFG_DIGEST_NONE;
@@ -499,6 +500,13 @@ static void session_profile_defaults(struct session_profile *sp)
 	memset(sp, 0, sizeof(*sp));
 	snprintf(sp->name, sizeof(sp->name), "default");
 	sp->pw_type = L2TP_PW_ETH;
+	/*
+	 * 8 random octets: where l2tp_ip is loaded the kernel finds sessions
+	 * by ID alone, even those of UDP tunnels, and the cookie is what RFC
+	 * 3931 8.2 gives against blind insertion; every implementation must
+	 * support 8.  0 stays available for peers that need it.
+	 */
+	sp->cookie_len = 8;
 	snprintf(sp->ifname, sizeof(sp->ifname), "l2tpeth%%d");
 }
 
@@ -1671,6 +1679,7 @@ static const struct opt tunnel_profile_opts[] = {
 	O_TIME(T, "retransmit_cap", retransmit_cap_ms, 100, 600000, NULL),
 	O_UINT(T, "max_retries", max_retries, 1, 1000, NULL),
 	O_UINT(T, "sccrq_max_retries", sccrq_max_retries, 1, 1000, NULL),
+	O_UINT(T, "sccrp_max_retries", sccrp_max_retries, 1, 1000, NULL),
 	O_TIME(T, "delayed_ack", delayed_ack_ms, 0, 5000, NULL),
 	O_UINT(T, "rx_window", rx_window, 1, 65535, NULL),
 	O_ENUM(T, "digest", digest, digest_names),
@@ -1792,6 +1801,7 @@ const char *const config_known_settings[] = {
 	"tunnel_profiles.udp_port", "tunnel_profiles.hello_interval", "tunnel_profiles.setup_timeout",
 	"tunnel_profiles.retransmit_initial", "tunnel_profiles.retransmit_cap",
 	"tunnel_profiles.max_retries", "tunnel_profiles.sccrq_max_retries",
+	"tunnel_profiles.sccrp_max_retries",
 	"tunnel_profiles.delayed_ack", "tunnel_profiles.rx_window", "tunnel_profiles.digest",
 	"tunnel_profiles.secret", "tunnel_profiles.hide_avps", "tunnel_profiles.send_ack_msg",
 	"tunnel_profiles.max_sessions",

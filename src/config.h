@@ -48,6 +48,7 @@ struct tunnel_profile {
 	uint32_t retransmit_cap_ms;		/* default 8000 */
 	uint32_t max_retries;			/* default 10 */
 	uint32_t sccrq_max_retries;		/* default = max_retries */
+	uint32_t sccrp_max_retries;		/* default 4: our SCCRP to a peer that may be forged */
 	uint32_t delayed_ack_ms;		/* default 100 */
 	uint16_t rx_window;			/* default 16 */
 	enum cfg_digest digest;			/* "none" | "md5" | "sha1" */

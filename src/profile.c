@@ -27,6 +27,7 @@ bool tunnel_profile_eq(const struct tunnel_profile *a, const struct tunnel_profi
 	       a->retransmit_initial_ms == b->retransmit_initial_ms &&
 	       a->retransmit_cap_ms == b->retransmit_cap_ms && a->max_retries == b->max_retries &&
 	       a->sccrq_max_retries == b->sccrq_max_retries && a->delayed_ack_ms == b->delayed_ack_ms &&
+	       a->sccrp_max_retries == b->sccrp_max_retries &&
 	       a->rx_window == b->rx_window && a->digest == b->digest &&
 	       !strcmp(a->secret, b->secret) && a->hide_avps == b->hide_avps &&
 	       a->send_ack_msg == b->send_ack_msg && a->max_sessions == b->max_sessions;

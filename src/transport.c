@@ -251,11 +251,8 @@ static void ip_mode_choose(void)
 		close(fd);
 		return;
 	}
-	if (no_l2tp_ip(errno) && l2tpd.dp != NULL && strcmp(l2tpd.dp->name, "null") == 0) {
+	if (no_l2tp_ip(errno) && l2tpd.dp != NULL && strcmp(l2tpd.dp->name, "null") == 0)
 		ip_raw = true;
-		log_info("no l2tp_ip in this kernel: L2TP over IP control messages use a raw IP "
-			 "socket (null data plane)");
-	}
 }
 
 static int open_listener(const struct cfg_addr *ca, enum l2tp_encap encap, uint16_t port,
@@ -341,6 +338,9 @@ static int open_listener(const struct cfg_addr *ca, enum l2tp_encap encap, uint1
 	l->family = family;
 	l->raw = raw;
 	l->replies_only = false;
+	if (raw)
+		log_info("no l2tp_ip in this kernel: L2TP over IP control messages on %s use a raw "
+			 "IP socket (null data plane)", sockaddr_ntop((const void *)&ca->ss));
 	memcpy(&l->addr, &ca->ss, sockaddr_len((const struct sockaddr *)&ca->ss));
 	l->ev = usl_fd_add(l2tpd.loop, fd, USL_READ, listener_read, l);
 	if (l->ev == NULL)

@@ -321,6 +321,7 @@ static void cc_cfg_from_profile(struct l2tp_cc_cfg *cfg, const struct tunnel_pro
 	cfg->rtx_cap = ms(prof->retransmit_cap_ms);
 	cfg->max_retries = prof->max_retries;
 	cfg->sccrq_max_retries = prof->sccrq_max_retries;
+	cfg->sccrp_max_retries = prof->sccrp_max_retries;
 	cfg->ack_delay = ms(prof->delayed_ack_ms);
 	cfg->explicit_ack = prof->send_ack_msg;
 	cfg->hello_interval = prof->hello_interval_ms ? ms(prof->hello_interval_ms)

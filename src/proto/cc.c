@@ -128,7 +128,7 @@ void l2tp_cc_cfg_init(struct l2tp_cc_cfg *cfg)
 	cfg->digest_type = L2TP_DIGEST_HMAC_MD5;
 	cfg->sess_setup_timeout = usl_time_s(60);
 	cfg->setup_timeout = usl_time_s(60);
-	cfg->sccrp_max_retries = 3;
+	cfg->sccrp_max_retries = 4;
 }
 
 static bool cc_cfg_valid(const struct l2tp_cc_cfg *cfg)

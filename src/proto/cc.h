@@ -124,8 +124,8 @@ struct l2tp_cc_cfg {
 
 	/*
 	 * Retransmissions of our SCCRP: a responder half-open to a peer that
-	 * may be forged costs little and reflects little: 3 (4 SCCRPs at most).
-	 * 0 takes max_retries.
+	 * may be forged costs little and reflects little: 4 (5 SCCRPs at most).
+	 * 0 takes max_retries; never more than max_retries.
 	 */
 	unsigned sccrp_max_retries;
 

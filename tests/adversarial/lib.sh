@@ -58,15 +58,16 @@ replies_to_others() {
 	ip netns exec "$NSB" nft -j list counter inet adv to_others |
 		jq '.nftables[] | select(.counter) | .counter.packets'
 }
-hellos_in() {	# HELLOs b received on the victim tunnel
-	ctlj b tunnel show "$VPTID" | jq '.counters.msgs_in.HELLO // 0'
-}
+# HELLOs on the victim tunnel, either way: only the side whose (jittered)
+# timer fires first sends one, the other's silence is broken by it.
+HELLOS_JQ='(.counters.msgs_in.HELLO // 0) + (.counters.msgs_out.HELLO // 0)'
+hellos() { ctlj b tunnel show "$VPTID" | jq "$HELLOS_JQ"; }
 
 # adv_victim_ok: established on both sides and HELLOs still flowing.
 adv_victim_ok() {
 	local h0
-	h0=$(hellos_in)
-	wait_until 4 sh -c "[ \$($C -s $W/b.ctl -j tunnel show $VPTID | jq '.counters.msgs_in.HELLO // 0') -gt $h0 ]"
+	h0=$(hellos)
+	wait_until 4 sh -c "[ \$($C -s $W/b.ctl -j tunnel show $VPTID | jq '$HELLOS_JQ') -gt $h0 ]"
 	local rc=$?
 	[ $rc = 0 ] && [ "$(ctlj a tunnel show "$VTID" | jq -r .state)" = established ] &&
 		[ "$(ctlj b tunnel show "$VPTID" | jq -r .state)" = established ]

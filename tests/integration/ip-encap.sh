@@ -43,8 +43,9 @@ for fam in 4 6; do
 	SID=$(jq -r .session_id <<<"$out")
 	[ "$(jq -r .state <<<"$out")" = established ]
 	log_test $? "IPv$fam: session established over the IP control channel"
-	h0=$(ctlj b tunnel show "$PTID" | jq '.counters.msgs_in.HELLO // 0')
-	wait_until 4 sh -c "[ \$($C -s $W/b.ctl -j tunnel show $PTID | jq '.counters.msgs_in.HELLO // 0') -gt $h0 ]"
+	q='(.counters.msgs_in.HELLO // 0) + (.counters.msgs_out.HELLO // 0)'
+	h0=$(ctlj b tunnel show "$PTID" | jq "$q")
+	wait_until 4 sh -c "[ \$($C -s $W/b.ctl -j tunnel show $PTID | jq '$q') -gt $h0 ]"
 	log_test $? "IPv$fam: HELLOs flow"
 done
 

@@ -7,7 +7,8 @@ it_setup
 N=${IT_LOSS_TUNNELS:-100}
 
 PROFILE='tunnel_profiles = ( { name = "default"; retransmit_initial = 0.2; retransmit_cap = 1.0;
-                               max_retries = 12; sccrq_max_retries = 12; } );
+                               max_retries = 12; sccrq_max_retries = 12;
+                               sccrp_max_retries = 12; } );
 peer_default = { accept = true; };'
 write_conf b $B_ADDR "$PROFILE"
 write_conf a $A_ADDR "$PROFILE"

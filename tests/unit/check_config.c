@@ -205,7 +205,7 @@ START_TEST(test_defaults)
 	sp = &c->session_profiles[0];
 	ck_assert_str_eq(sp->name, "default");
 	ck_assert_uint_eq(sp->pw_type, L2TP_PW_ETH);
-	ck_assert_uint_eq(sp->cookie_len, 0);
+	ck_assert_uint_eq(sp->cookie_len, 8);
 	ck_assert_str_eq(sp->ifname, "l2tpeth%d");
 
 	ck_assert_uint_eq(c->n_peers, 0);
