@@ -52,6 +52,10 @@ static void roundtrip(struct l2tp_msg *m, bool ip)
 	/* the v2 speeds are read as 74/75 and sent as such */
 	m->present &= ~(L2TP_AVP_BIT(L2TP_AVP_TX_CONNECT_SPEED) |
 			L2TP_AVP_BIT(L2TP_AVP_RX_CONNECT_SPEED));
+	/* accepted without a Serial Number (real LACs omit it), never sent without */
+	if ((m->type == L2TP_MSG_ICRQ || m->type == L2TP_MSG_OCRQ) &&
+	    !l2tp_msg_has(m, L2TP_AVP_SERIAL_NUMBER))
+		l2tp_msg_set(m, L2TP_AVP_SERIAL_NUMBER);
 	len = l2tp_msg_encode(m, out, sizeof(out), ip, 0, NULL);
 	if (len < 0)
 		abort();	/* decoded but cannot be sent back */

@@ -1,16 +1,26 @@
 #!/bin/sh
-# tests/fuzz/run.sh [SECONDS] - fuzz the control message codec with libFuzzer.
+# tests/fuzz/run.sh [SECONDS [ENGINE_SECONDS]] - fuzz with libFuzzer:
 #
-# Builds tests/fuzz/fuzz_msg straight from the sources with
-# clang -fsanitize=fuzzer,address,undefined (no configure needed), seeds the
-# corpus with every sample message (wire-oracle-gen -s), and runs for
-# SECONDS (default 30).  Fails on any crash, sanitizer report or leak; exits
-# 77 (skip) when clang or libFuzzer is not available.
+#   fuzz_msg     the control message codec, SECONDS (default 30), seeded
+#                with every sample message (wire-oracle-gen -s);
+#   fuzz_engine  the whole engine (one control connection with its
+#                sessions: cc, sess, rd, codec, auth) driven by scripts of
+#                datagrams, clock steps and local operations, ENGINE_SECONDS
+#                (default 60), seeded by tests/fuzz/mkseeds.py with typical
+#                exchanges and the messages of tests/fixtures/pcap.
+#
+# Both are built straight from the sources with
+# clang -fsanitize=fuzzer,address,undefined (no configure needed).  Fails on
+# any crash, sanitizer report, leak or oracle abort; exits 77 (skip) when
+# clang or libFuzzer is not available.  A campaign: FUZZ_RUNS=100000000
+# tests/fuzz/run.sh 0 86400 (see tests/fuzz/README).
 #
 # Environment: CLANG (default clang), FUZZ_DIR (build and corpus directory,
-# default tests/fuzz/corpus-run in the tree, which git ignores).
+# default tests/fuzz/corpus-run in the tree, which git ignores), FUZZ_RUNS
+# (fuzz_engine stops after that many executions as well).
 
 secs=${1:-30}
+esecs=${2:-60}
 case $0 in */*) here=${0%/*} ;; *) here=. ;; esac
 top=$(cd "$here/../.." && pwd)
 cc=${CLANG:-clang}
@@ -47,17 +57,46 @@ if ! "$cc" $flags tests/unit/wire-oracle-gen.c $src -lcrypto -o "$out/wire-oracl
 	exit 1
 fi
 
-echo "fuzzing for ${secs}s: $out/fuzz_msg (corpus $out/corpus)"
-# -error_exitcode: libFuzzer's default, 77, would read as "skipped"
-"$out/fuzz_msg" -max_total_time="$secs" -error_exitcode=1 -timeout_exitcode=1 \
-	-detect_leaks=1 -print_final_stats=1 -max_len=4100 \
-	-artifact_prefix="$out/" "$out/corpus" "$out/seeds" >"$out/fuzz.log" 2>&1
-rc=$?
-grep -E "^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)|cov: " \
-	"$out/fuzz.log" | tail -4
-if [ $rc -ne 0 ]; then
-	tail -40 "$out/fuzz.log"
-	echo "FAIL: the fuzzer found a problem (rc $rc); reproducer in $out/crash-* or leak-*"
+esrc="$src src/proto/cc.c src/proto/sess.c src/proto/rd.c usl/escape.c usl/log.c usl/time.c
+	usl/timer.c usl/rbtree.c usl/hash.c"
+if ! "$cc" $flags -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	tests/fuzz/fuzz_engine.c $esrc -lcrypto -o "$out/fuzz_engine" 2>"$out/build-engine.log"; then
+	cat "$out/build-engine.log"
+	echo "FAIL: fuzz_engine does not build"
 	exit 1
 fi
-echo "PASS: no crash, sanitizer report or leak in ${secs}s"
+mkdir -p "$out/engine-corpus" "$out/engine-seeds"
+python3 tests/fuzz/mkseeds.py "$out/engine-seeds" tests/fixtures/pcap/*.pcap || {
+	echo "FAIL: cannot write the engine seeds"
+	exit 1
+}
+
+if [ "$secs" -gt 0 ]; then
+	echo "fuzzing for ${secs}s: $out/fuzz_msg (corpus $out/corpus)"
+	# -error_exitcode: libFuzzer's default, 77, would read as "skipped"
+	"$out/fuzz_msg" -max_total_time="$secs" -error_exitcode=1 -timeout_exitcode=1 \
+		-detect_leaks=1 -print_final_stats=1 -max_len=4100 \
+		-artifact_prefix="$out/" "$out/corpus" "$out/seeds" >"$out/fuzz.log" 2>&1
+	rc=$?
+	grep -E "^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)|cov: " \
+		"$out/fuzz.log" | tail -4
+	if [ $rc -ne 0 ]; then
+		tail -40 "$out/fuzz.log"
+		echo "FAIL: the fuzzer found a problem (rc $rc); reproducer in $out/crash-* or leak-*"
+		exit 1
+	fi
+fi
+echo "fuzzing for ${esecs}s: $out/fuzz_engine (corpus $out/engine-corpus)"
+"$out/fuzz_engine" -max_total_time="$esecs" ${FUZZ_RUNS:+-runs=$FUZZ_RUNS} -error_exitcode=1 \
+	-timeout_exitcode=1 -detect_leaks=1 -print_final_stats=1 -max_len=16384 -timeout=10 \
+	-artifact_prefix="$out/engine-" "$out/engine-corpus" "$out/engine-seeds" \
+	>"$out/fuzz-engine.log" 2>&1
+rc=$?
+grep -E "^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)|cov: " \
+	"$out/fuzz-engine.log" | tail -4
+if [ $rc -ne 0 ]; then
+	tail -60 "$out/fuzz-engine.log"
+	echo "FAIL: the engine fuzzer found a problem (rc $rc); reproducer in $out/engine-crash-* or engine-leak-*"
+	exit 1
+fi
+echo "PASS: no crash, sanitizer report, leak or oracle abort (codec ${secs}s, engine ${esecs}s)"
