@@ -1489,6 +1489,9 @@ enum l2tp_drop l2tp_cc_input(struct l2tp_cc *cc, const uint8_t *buf, size_t len)
 
 	l2tp_cc_hold(cc);
 	r = cc_input(cc, buf, len);
+	/* the ACK rule's "at once", unless a reply already carried Nr */
+	if (!cc->freed)
+		l2tp_rd_ack_flush(&cc->rd);
 	l2tp_cc_release(cc);
 	return r;
 }

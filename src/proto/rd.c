@@ -6,10 +6,20 @@
  * min(CWND, peer Receive Window Size) has room, take the next Ns and move to
  * `inflight`.  One retransmit timer covers the oldest in-flight message; an
  * acknowledgement that advances Snd.Una resets the backoff and re-arms it
- * for the next oldest.  Receiving: Nr is checked first (acknowledging what
- * we never sent drops the message), then Ns is classified: in order,
- * duplicate (acknowledged at once: the peer lost our ACK), ahead within our
- * window (held), or beyond it (dropped).
+ * for the next oldest.  A timeout starts loss recovery: CWND collapses to 1
+ * (Appendix A), the oldest message goes again, and as acknowledgements come
+ * and the window reopens (slow start), the rest of what was in flight goes
+ * again, oldest first (go-back-N); an acknowledgement that covers some but
+ * not all of it (a partial ACK) resends the next unacknowledged message at
+ * once.  A burst loss of k messages so recovers in O(log k) round trips,
+ * not k timeouts.
+ *
+ * Receiving: Nr is checked first (acknowledging what we never sent drops
+ * the message), then Ns is classified: in order, duplicate (acknowledged at
+ * once: the peer lost our ACK), ahead within our window (held, in a ring
+ * indexed by Ns: O(1) whatever the window), or beyond it (dropped).  The ACK
+ * rule is TCP's: at once after two in-order messages or any gap, else after
+ * the delay unless a reply carries Nr first.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -34,7 +44,6 @@ void l2tp_rd_init(struct l2tp_rd *rd, const struct l2tp_rd_cfg *cfg,
 	rd->timers = timers;
 	usl_list_init(&rd->inflight);
 	usl_list_init(&rd->pending);
-	usl_list_init(&rd->held);
 	rd->peer_rwin = RD_DEFAULT_PEER_RWIN;
 	rd->cwnd = 1;
 	rd->ssthresh = rd->peer_rwin;
@@ -59,13 +68,25 @@ void l2tp_rd_stop_timers(struct l2tp_rd *rd)
 	usl_timer_cancel(&rd->ack_timer);
 }
 
+static void rd_free_held(struct l2tp_rd *rd)
+{
+	if (rd->held != NULL)
+		for (unsigned i = 0; i < rd->cfg.rx_window; i++)
+			free(rd->held[i]);
+	free(rd->held);
+	rd->held = NULL;
+	rd->n_held = 0;
+}
+
 void l2tp_rd_destroy(struct l2tp_rd *rd)
 {
 	l2tp_rd_stop_timers(rd);
 	rd_free_list(&rd->inflight);
 	rd_free_list(&rd->pending);
-	rd_free_list(&rd->held);
-	rd->n_inflight = rd->n_pending = rd->n_held = 0;
+	rd_free_held(rd);
+	rd->rtx_cursor = NULL;
+	rd->in_recovery = false;
+	rd->n_inflight = rd->n_pending = 0;
 }
 
 /* Every transmission carries the current Nr, so a pending ACK rides along. */
@@ -73,6 +94,8 @@ static void rd_transmit(struct l2tp_rd *rd, struct l2tp_rd_buf *b, bool retransm
 {
 	l2tp_msg_set_seq(b->buf, b->len, false, b->ns, rd->rcv_nxt);
 	rd->ack_pending = false;
+	rd->ack_asap = false;
+	rd->unacked_rx = 0;
 	usl_timer_cancel(&rd->ack_timer);
 	rd->ops->output(rd, b->buf, b->len, b->type, retransmit);
 }
@@ -82,11 +105,42 @@ static uint16_t rd_window(const struct l2tp_rd *rd)
 	return rd->cwnd < rd->peer_rwin ? rd->cwnd : rd->peer_rwin;
 }
 
+/* Messages sent again in this recovery and not yet acknowledged. */
+static uint16_t rd_resent_outstanding(const struct l2tp_rd *rd)
+{
+	if (rd->rtx_cursor == NULL)
+		return (uint16_t)(rd->recover - rd->snd_una);
+	return (uint16_t)(rd->rtx_cursor->ns - rd->snd_una);
+}
+
+/*
+ * Go-back-N: sends again, oldest first, what was in flight at the timeout,
+ * as far as the window allows; new messages wait until all of it went.
+ */
+static void rd_recover(struct l2tp_rd *rd)
+{
+	struct l2tp_rd_buf *b;
+
+	while (!rd->dead && rd->in_recovery && rd->rtx_cursor != NULL &&
+	       rd_resent_outstanding(rd) < rd_window(rd)) {
+		b = rd->rtx_cursor;
+		rd->rtx_cursor = b->link.next == &rd->inflight ? NULL :
+			usl_list_entry(b->link.next, struct l2tp_rd_buf, link);
+		if (rd->rtx_cursor != NULL && l2tp_seq_diff(rd->rtx_cursor->ns, rd->recover) >= 0)
+			rd->rtx_cursor = NULL;
+		rd->n_retransmits++;
+		rd_transmit(rd, b, true);
+	}
+}
+
 /* Moves pending messages into flight while the window has room. */
 static void rd_push(struct l2tp_rd *rd)
 {
 	struct l2tp_rd_buf *b;
 
+	rd_recover(rd);
+	if (rd->in_recovery && rd->rtx_cursor != NULL)
+		return;		/* the lost ones first */
 	while (!rd->dead && rd->n_pending > 0 && rd->n_inflight < rd_window(rd)) {
 		b = usl_list_first_entry(&rd->pending, struct l2tp_rd_buf, link);
 		usl_list_del(&b->link);
@@ -129,17 +183,27 @@ int l2tp_rd_send(struct l2tp_rd *rd, const uint8_t *buf, size_t len, uint16_t ty
 	return 0;
 }
 
-/* Appendix A: +1 per ACK in slow start, +1 per CWND ACKs in congestion avoidance. */
-static void rd_cwnd_grow(struct l2tp_rd *rd)
+/*
+ * Appendix A: +1 per acknowledged message in slow start, +1 per CWND of
+ * them in congestion avoidance.  Counted per message, not per Nr update:
+ * one cumulative Nr acknowledging n messages is n acknowledgements (else
+ * slow start would grow by one a round trip, with peers that acknowledge
+ * a whole window at once).
+ */
+static void rd_cwnd_grow(struct l2tp_rd *rd, uint16_t n)
 {
-	if (rd->cwnd < rd->ssthresh) {
-		rd->cwnd++;
-	} else if (++rd->cwnd_acks >= rd->cwnd) {
-		rd->cwnd_acks = 0;
-		rd->cwnd++;
+	while (n-- > 0) {
+		if (rd->cwnd < rd->ssthresh) {
+			rd->cwnd++;
+		} else if (++rd->cwnd_acks >= rd->cwnd) {
+			rd->cwnd_acks = 0;
+			rd->cwnd++;
+		}
+		if (rd->cwnd >= rd->peer_rwin) {
+			rd->cwnd = rd->peer_rwin;
+			break;
+		}
 	}
-	if (rd->cwnd > rd->peer_rwin)
-		rd->cwnd = rd->peer_rwin;
 }
 
 static void rd_cwnd_collapse(struct l2tp_rd *rd)
@@ -149,16 +213,44 @@ static void rd_cwnd_collapse(struct l2tp_rd *rd)
 	rd->cwnd_acks = 0;
 }
 
+/*
+ * During recovery, an acknowledgement that advances Snd.Una but not past
+ * what was in flight at the timeout means the next one was lost too: it
+ * goes again at once (NewReno's partial ACK), not after another timeout.
+ */
+static void rd_partial_ack(struct l2tp_rd *rd)
+{
+	struct l2tp_rd_buf *b;
+
+	if (l2tp_seq_diff(rd->snd_una, rd->recover) >= 0 || rd->n_inflight == 0) {
+		rd->in_recovery = false;
+		rd->rtx_cursor = NULL;
+		return;
+	}
+	/*
+	 * The next unacknowledged one goes now if this recovery has not sent
+	 * it again yet (the ACK opened the window for it); if it has, its copy
+	 * is in flight and a second copy would only add to the load.
+	 */
+	b = usl_list_first_entry(&rd->inflight, struct l2tp_rd_buf, link);
+	if (rd->rtx_cursor == b)
+		rd_recover(rd);
+}
+
 /* Flushes the n oldest in-flight messages. */
 static void rd_ack(struct l2tp_rd *rd, uint16_t n)
 {
 	struct l2tp_rd_buf *b;
-	uint16_t type;
+	uint16_t type, acked = 0;
 
 	if (n == 0)
 		return;
 	while (n-- > 0 && rd->n_inflight > 0) {
+		acked++;
 		b = usl_list_first_entry(&rd->inflight, struct l2tp_rd_buf, link);
+		if (rd->rtx_cursor == b)
+			rd->rtx_cursor = b->link.next == &rd->inflight ? NULL :
+				usl_list_entry(b->link.next, struct l2tp_rd_buf, link);
 		usl_list_del(&b->link);
 		rd->n_inflight--;
 		rd->snd_una++;
@@ -167,9 +259,11 @@ static void rd_ack(struct l2tp_rd *rd, uint16_t n)
 		if (rd->ops->acked != NULL)
 			rd->ops->acked(rd, type);
 	}
-	rd_cwnd_grow(rd);
+	rd_cwnd_grow(rd, acked);
 	rd->retries = 0;
 	rd->rto = rd->cfg.rtx_initial;
+	if (rd->in_recovery && !rd->dead)
+		rd_partial_ack(rd);
 	if (rd->n_inflight > 0 && !rd->dead)
 		usl_timer_arm(rd->timers, &rd->rtx_timer, rd->rto);
 	else
@@ -182,6 +276,8 @@ static void rd_send_ack(struct l2tp_rd *rd)
 	int len;
 
 	rd->ack_pending = false;
+	rd->ack_asap = false;
+	rd->unacked_rx = 0;
 	usl_timer_cancel(&rd->ack_timer);
 	len = rd->ops->build_ack(rd, buf, sizeof(buf));
 	if (len < L2TP_CTRL_HDR_LEN)
@@ -197,12 +293,27 @@ void l2tp_rd_ack_now(struct l2tp_rd *rd)
 	rd_send_ack(rd);
 }
 
-/* Delayed ACK: give a reply the chance to carry Nr, but never for flow control. */
-static void rd_schedule_ack(struct l2tp_rd *rd)
+/*
+ * Delayed ACK gives a reply the chance to carry Nr, but never throttles
+ * the sender: with two in-order messages unacknowledged, or a gap (the
+ * peer must learn of it), or half our window held, the ACK goes when this
+ * input is processed (l2tp_rd_ack_flush), TCP's rule.
+ */
+static void rd_schedule_ack(struct l2tp_rd *rd, bool in_order)
 {
 	rd->ack_pending = true;
+	if (in_order)
+		rd->unacked_rx++;
+	if (!in_order || rd->unacked_rx >= 2 || rd->n_held >= rd->cfg.rx_window / 2)
+		rd->ack_asap = true;
 	if (!usl_timer_armed(&rd->ack_timer))
 		usl_timer_arm(rd->timers, &rd->ack_timer, rd->cfg.ack_delay);
+}
+
+void l2tp_rd_ack_flush(struct l2tp_rd *rd)
+{
+	if (rd->ack_pending && rd->ack_asap)
+		rd_send_ack(rd);
 }
 
 static void rd_guard(struct l2tp_rd *rd, bool enter)
@@ -232,6 +343,12 @@ static void rd_rtx_expired(struct usl_timer *t)
 	rd_guard(rd, false);
 }
 
+/*
+ * The oldest message went unacknowledged for a whole RTO: everything in
+ * flight is presumed lost (go-back-N from the oldest, within the collapsed
+ * window), the backoff doubles, and a peer that stays silent through
+ * max_retries timeouts is given up on.
+ */
 static void rd_retransmit(struct l2tp_rd *rd)
 {
 	struct l2tp_rd_buf *b;
@@ -246,12 +363,14 @@ static void rd_retransmit(struct l2tp_rd *rd)
 		return;
 	}
 	rd->retries++;
-	rd->n_retransmits++;
 	rd_cwnd_collapse(rd);
 	next = usl_time_add(rd->rto, rd->rto);
 	rd->rto = usl_time_cmp(next, rd->cfg.rtx_cap) > 0 ? rd->cfg.rtx_cap : next;
 	usl_timer_arm(rd->timers, &rd->rtx_timer, rd->rto);
-	rd_transmit(rd, b, true);
+	rd->in_recovery = true;
+	rd->recover = rd->snd_nxt;
+	rd->rtx_cursor = b;
+	rd_recover(rd);		/* with CWND 1: the oldest, now */
 }
 
 /*
@@ -270,31 +389,40 @@ static int rd_check_nr(const struct l2tp_rd *rd, uint16_t nr)
 	return -1;
 }
 
+/*
+ * Held messages all lie in [Nr, Nr + rx_window): Ns modulo the window is a
+ * slot of its own, so holding, finding a duplicate and taking the next in
+ * order are O(1) whatever the window (1,024 is normal).
+ */
+static struct l2tp_rd_buf **rd_slot(struct l2tp_rd *rd, uint16_t ns)
+{
+	return &rd->held[ns % rd->cfg.rx_window];
+}
+
 static enum l2tp_rd_verdict rd_hold(struct l2tp_rd *rd, uint16_t ns,
 				    const uint8_t *buf, size_t len)
 {
-	struct l2tp_rd_buf *b, *nb;
-	struct usl_list *pos;
-	int d = l2tp_seq_diff(ns, rd->rcv_nxt);
+	struct l2tp_rd_buf *nb, **slot;
 
-	usl_list_foreach(pos, &rd->held) {
-		b = usl_list_entry(pos, struct l2tp_rd_buf, link);
-		if (b->ns == ns) {
-			rd->n_duplicates++;
-			return L2TP_RD_DUPLICATE;
-		}
-		if (l2tp_seq_diff(b->ns, rd->rcv_nxt) > d)
-			break;
+	if (rd->held == NULL) {
+		rd->held = calloc(rd->cfg.rx_window, sizeof(*rd->held));
+		if (rd->held == NULL)
+			return L2TP_RD_OUT_OF_WINDOW;	/* the peer will retransmit */
+	}
+	slot = rd_slot(rd, ns);
+	if (*slot != NULL) {
+		rd->n_duplicates++;
+		return L2TP_RD_DUPLICATE;
 	}
 	nb = malloc(sizeof(*nb) + len);
 	if (nb == NULL)
-		return L2TP_RD_OUT_OF_WINDOW;	/* the peer will retransmit */
+		return L2TP_RD_OUT_OF_WINDOW;
 	memcpy(nb->buf, buf, len);
 	nb->len = (uint16_t)len;
 	nb->ns = ns;
 	nb->type = 0;
 	nb->max_retries = 0;
-	usl_list_add_tail(pos, &nb->link);	/* before pos: keeps Ns order */
+	*slot = nb;
 	rd->n_held++;
 	rd->n_held_total++;
 	return L2TP_RD_HELD;
@@ -336,7 +464,7 @@ enum l2tp_rd_verdict l2tp_rd_input(struct l2tp_rd *rd, uint16_t ns, uint16_t nr,
 	switch (v) {
 	case L2TP_RD_DELIVER:
 	case L2TP_RD_HELD:
-		rd_schedule_ack(rd);
+		rd_schedule_ack(rd, v == L2TP_RD_DELIVER);
 		break;
 	case L2TP_RD_DUPLICATE:
 		/* 4.2: duplicates MUST be acknowledged (our ACK was lost) */
@@ -350,17 +478,22 @@ enum l2tp_rd_verdict l2tp_rd_input(struct l2tp_rd *rd, uint16_t ns, uint16_t nr,
 
 struct l2tp_rd_buf *l2tp_rd_next_held(struct l2tp_rd *rd)
 {
-	struct l2tp_rd_buf *b;
+	struct l2tp_rd_buf *b, **slot;
 
 	if (rd->n_held == 0)
 		return NULL;
-	b = usl_list_first_entry(&rd->held, struct l2tp_rd_buf, link);
-	if (b->ns != rd->rcv_nxt)
+	slot = rd_slot(rd, rd->rcv_nxt);
+	b = *slot;
+	if (b == NULL || b->ns != rd->rcv_nxt)
 		return NULL;
-	usl_list_del(&b->link);
+	*slot = NULL;
 	rd->n_held--;
 	rd->rcv_nxt++;
-	rd_schedule_ack(rd);
+	rd_schedule_ack(rd, true);
+	if (rd->n_held == 0) {
+		free(rd->held);		/* idle connections keep no ring */
+		rd->held = NULL;
+	}
 	return b;
 }
 
@@ -384,6 +517,8 @@ void l2tp_rd_quiesce(struct l2tp_rd *rd)
 	l2tp_rd_drop_pending(rd);
 	rd_free_list(&rd->inflight);
 	rd->n_inflight = 0;
+	rd->in_recovery = false;
+	rd->rtx_cursor = NULL;
 	rd->snd_una = rd->snd_nxt;
 	usl_timer_cancel(&rd->rtx_timer);
 }

@@ -53,7 +53,7 @@ struct l2tp_rd_ops {
 
 /* An outgoing message, or an out-of-order received one. */
 struct l2tp_rd_buf {
-	struct usl_list link;
+	struct usl_list link;		/* pending or inflight (not used when held) */
 	uint16_t ns;
 	uint16_t type;
 	uint16_t len;
@@ -83,17 +83,30 @@ struct l2tp_rd {
 	uint16_t n_inflight, n_pending;
 	uint16_t peer_rwin;		/* 4 until the peer says (4.2) */
 	uint16_t cwnd, ssthresh, cwnd_acks;
-	unsigned retries;		/* of the oldest message */
+	unsigned retries;		/* timeouts without progress (give_up past max) */
 	usl_time rto;
 	struct usl_timer rtx_timer;
 	bool dead;			/* gave up: no more transmissions */
+	/*
+	 * Loss recovery after a timeout: everything sent before it (up to
+	 * `recover`) is presumed lost and sent again, oldest first, within the
+	 * congestion window (go-back-N); a partial ACK resends the next
+	 * unacknowledged message at once (NewReno).  rtx_cursor: the next one
+	 * to send again, NULL when all were.
+	 */
+	bool in_recovery;
+	uint16_t recover;
+	struct l2tp_rd_buf *rtx_cursor;
 
 	/* receiving */
 	uint16_t rcv_nxt;		/* Nr: next Ns expected */
-	struct usl_list held;		/* out of order, Ns order */
+	struct l2tp_rd_buf **held;	/* out of order: a ring of rx_window slots by Ns,
+					   allocated at the first gap, freed when empty */
 	uint16_t n_held;
+	uint16_t unacked_rx;		/* in-order messages received since our last Nr */
 	struct usl_timer ack_timer;
 	bool ack_pending;
+	bool ack_asap;			/* acknowledge when the current input is done */
 
 	/* counters */
 	uint32_t n_retransmits, n_duplicates, n_held_total, n_acks_sent;
@@ -137,6 +150,13 @@ void l2tp_rd_drop_pending(struct l2tp_rd *rd);
 void l2tp_rd_quiesce(struct l2tp_rd *rd);
 /* Sends an acknowledgement now (duplicates, StopCCN received). */
 void l2tp_rd_ack_now(struct l2tp_rd *rd);
+
+/*
+ * After a received message was processed: sends the acknowledgement that
+ * the ACK rule asks for at once (two or more in-order messages, or a gap),
+ * unless a reply already carried it.  The owner calls it once per input.
+ */
+void l2tp_rd_ack_flush(struct l2tp_rd *rd);
 
 /* Nothing queued or unacknowledged. */
 static inline bool l2tp_rd_idle(const struct l2tp_rd *rd)

@@ -413,6 +413,138 @@ END_TEST
  * The LNS acknowledges with ACK (20): the LAC accepts it, and the ACK
  * takes no Ns slot (the LNS's next message reuses its Ns).
  */
+/*
+ * A burst of 30 lost messages, window 1024: after one timeout the rest go
+ * again oldest first as ACKs reopen the window (go-back-N in slow start),
+ * so all 30 are delivered after 1 timeout and about log2(30) round trips,
+ * not 30 timeouts.  The peer queues nothing out of order (it dropped all).
+ */
+START_TEST(test_burst_loss_go_back_n)
+{
+	int i, timeouts = 0, rtts = 0;
+	uint16_t peer_rcv = 0;
+
+	l2tp_rd_set_peer_window(&rd, 1024);
+	rd.cwnd = 64;			/* the burst was sent with an open window */
+	for (i = 0; i < 30; i++)
+		send_one(L2TP_MSG_ICRQ);
+	ck_assert_int_eq(ntx, 30);	/* all lost: the peer saw none */
+	/* one RTO */
+	advance_to(at_ms(1000));
+	timeouts++;
+	ck_assert_int_eq(rd.cwnd, 1);
+	/* round trips: the peer acknowledges every copy it gets, in order */
+	while (rd.n_inflight > 0 && rtts < 20) {
+		int from = ntx;
+
+		for (i = 0; i < from; i++)
+			if (txlog[i].retransmit && txlog[i].ns == peer_rcv)
+				peer_rcv++;
+		rtts++;
+		fclock.now = usl_time_add(fclock.now, usl_time_ms(10));
+		rx_ack(0, peer_rcv);
+		ck_assert_int_lt(usl_time_cmp(fclock.now, at_ms(1900)), 0);	/* no 2nd RTO */
+	}
+	ck_assert_uint_eq(rd.n_inflight, 0);
+	ck_assert_int_eq(nacked, 30);
+	ck_assert_int_eq(timeouts, 1);
+	ck_assert_int_le(rtts, 6);	/* log2(30) + 1 */
+	ck_assert_int_eq(gave_up, 0);
+}
+END_TEST
+
+/* A partial ACK sends the next unacknowledged message at once, not after an RTO. */
+START_TEST(test_partial_ack_resends_next)
+{
+	int i, n;
+
+	l2tp_rd_set_peer_window(&rd, 16);
+	rd.cwnd = 8;
+	for (i = 0; i < 4; i++)
+		send_one(L2TP_MSG_ICRQ);	/* Ns 0..3, all lost */
+	advance_to(at_ms(1000));		/* timeout: Ns 0 again */
+	ck_assert_int_eq(ntx, 5);
+	ck_assert(txlog[4].retransmit && txlog[4].ns == 0);
+	n = ntx;
+	rx_ack(0, 1);				/* Ns 0 acknowledged, 1..3 not: partial */
+	ck_assert_int_gt(ntx, n);
+	ck_assert(txlog[n].retransmit && txlog[n].ns == 1);
+	ck_assert(usl_time_cmp(txlog[n].t, at_ms(1000)) == 0);	/* at once */
+	/* a copy in flight is not sent twice by the next partial ACK */
+	n = ntx;
+	rx_ack(0, 2);
+	for (i = n; i < ntx; i++)
+		ck_assert_uint_ne(txlog[i].ns, 1);
+	rx_ack(0, 4);
+	ck_assert_uint_eq(rd.n_inflight, 0);
+	ck_assert(!rd.in_recovery);
+}
+END_TEST
+
+/* The ACK rule: 1 in-order message waits for the delay, 2 are acknowledged at once. */
+START_TEST(test_ack_rule)
+{
+	rx(0, 0);
+	l2tp_rd_ack_flush(&rd);
+	ck_assert_int_eq(ntx, 0);		/* one: delayed */
+	rx(1, 0);
+	l2tp_rd_ack_flush(&rd);
+	ck_assert_int_eq(ntx, 1);		/* two: now */
+	ck_assert(txlog[0].ack && txlog[0].nr == 2);
+	ck_assert(usl_time_cmp(txlog[0].t, at_ms(0)) == 0);
+	/* a gap is acknowledged at once too (the peer learns where we are) */
+	ck_assert_int_eq(rx(5, 0), L2TP_RD_HELD);
+	l2tp_rd_ack_flush(&rd);
+	ck_assert_int_eq(ntx, 2);
+	ck_assert(txlog[1].ack && txlog[1].nr == 2);
+	/* one more in order: delayed again, and a reply in time carries Nr */
+	rx(2, 0);
+	l2tp_rd_ack_flush(&rd);
+	ck_assert_int_eq(ntx, 2);
+	send_one(L2TP_MSG_ICRP);
+	ck_assert_int_eq(ntx, 3);
+	ck_assert(!txlog[2].ack && txlog[2].nr == 3);
+	advance_to(at_ms(500));
+	ck_assert_int_eq(ntx, 3);		/* no ZLB after the piggyback */
+	rx_ack(1, 1);
+}
+END_TEST
+
+/* The out-of-order ring: window 1024, wrap-around of Ns, duplicates of held ones. */
+START_TEST(test_ring_window_1024)
+{
+	struct l2tp_rd_cfg cfg = {
+		.rx_window = 1024, .rtx_initial = usl_time_s(1), .rtx_cap = usl_time_s(8),
+		.max_retries = 10, .ack_delay = usl_time_ms(100),
+	};
+	struct l2tp_rd_buf *b;
+	uint16_t base = 65000, ns;
+	int i;
+
+	l2tp_rd_destroy(&rd);
+	l2tp_rd_init(&rd, &cfg, &rec_ops, &ts);
+	rd.rcv_nxt = base;
+	ck_assert_ptr_null(rd.held);		/* nothing allocated while in order */
+	/* everything but the first, backwards, across the wrap */
+	for (i = 1000; i >= 1; i--)
+		ck_assert_int_eq(rx((uint16_t)(base + i), 0), L2TP_RD_HELD);
+	ck_assert_uint_eq(rd.n_held, 1000);
+	ck_assert_int_eq(rx((uint16_t)(base + 700), 0), L2TP_RD_DUPLICATE);
+	ck_assert_int_eq(rx((uint16_t)(base + 1024), 0), L2TP_RD_OUT_OF_WINDOW);
+	ck_assert_int_eq(rx(base, 0), L2TP_RD_DELIVER);
+	for (i = 1; i <= 1000; i++) {
+		b = l2tp_rd_next_held(&rd);
+		ck_assert_ptr_nonnull(b);
+		ns = (uint16_t)(base + i);
+		ck_assert_uint_eq(b->ns, ns);
+		free(b);
+	}
+	ck_assert_ptr_null(l2tp_rd_next_held(&rd));
+	ck_assert_uint_eq(rd.rcv_nxt, (uint16_t)(base + 1001));
+	ck_assert_ptr_null(rd.held);		/* freed once empty */
+}
+END_TEST
+
 START_TEST(test_explicit_ack_on_the_wire)
 {
 	struct harness *h = h_new(1);
@@ -508,6 +640,10 @@ static Suite *rd_suite(void)
 	tcase_add_test(tc, test_retransmit_updates_nr);
 	tcase_add_test(tc, test_delayed_zlb_vs_piggyback);
 	tcase_add_test(tc, test_ack_not_sequenced);
+	tcase_add_test(tc, test_burst_loss_go_back_n);
+	tcase_add_test(tc, test_partial_ack_resends_next);
+	tcase_add_test(tc, test_ack_rule);
+	tcase_add_test(tc, test_ring_window_1024);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("engines");
