@@ -49,6 +49,10 @@ static const struct name_val encap_names[] = {
 static const struct name_val sport_names[] = {
 	{ "ephemeral", CFG_SPORT_EPHEMERAL }, { "1701", CFG_SPORT_1701 }, { NULL, 0 }
 };
+static const struct name_val responder_port_names[] = {
+	{ "auto", CFG_SPORT_AUTO }, { "listener", CFG_SPORT_1701 },
+	{ "ephemeral", CFG_SPORT_EPHEMERAL }, { NULL, 0 }
+};
 static const struct name_val digest_names[] = {
 	{ "none", CFG_DIGEST_NONE }, { "md5", CFG_DIGEST_MD5 }, { "sha1", CFG_DIGEST_SHA1 },
 	{ NULL, 0 }
@@ -546,6 +550,7 @@ struct l2tpd_config *config_defaults(void)
 		return NULL;
 	}
 	c->udp_port = 1701;
+	c->responder_port = CFG_SPORT_AUTO;
 	listen_defaults(c);
 	snprintf(c->event_loop, sizeof(c->event_loop), "epoll");
 	hostname_default(c);
@@ -1646,6 +1651,7 @@ static const struct opt global_opts[] = {
 	O_SPECIAL(G, "listen", listen, parse_listen, print_listen),
 	O_UINT(G, "udp_port", udp_port, 1, 65535, NULL),
 	O_BOOL(G, "listen_ip", listen_ip),
+	O_ENUM(G, "responder_port", responder_port, responder_port_names),
 	O_WORD(G, "event_loop", event_loop, event_loop_names),
 	O_STR(G, "hostname", hostname, check_hostname),
 	O_SPECIAL(G, "router_id", router_id, parse_router_id, print_router_id),
@@ -1790,6 +1796,7 @@ static const struct section {
 /* Kept in step with the tables by check_config (it compares with config_print()). */
 const char *const config_known_settings[] = {
 	"global.listen", "global.udp_port", "global.listen_ip", "global.event_loop",
+	"global.responder_port",
 	"global.hostname", "global.router_id", "global.secret", "global.max_tunnels",
 	"global.metrics_listen",
 	"global.max_sessions", "global.max_sessions_per_tunnel", "global.max_half_open",

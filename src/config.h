@@ -35,7 +35,8 @@ struct cfg_prefix {
 };
 
 enum cfg_digest { CFG_DIGEST_NONE = 0, CFG_DIGEST_MD5, CFG_DIGEST_SHA1 };
-enum cfg_sport { CFG_SPORT_1701 = 0, CFG_SPORT_EPHEMERAL };
+/* auto: ephemeral, and the shared listener port once no ephemeral port is free */
+enum cfg_sport { CFG_SPORT_1701 = 0, CFG_SPORT_EPHEMERAL, CFG_SPORT_AUTO };
 
 struct tunnel_profile {
 	char name[CFG_NAME_MAX];
@@ -118,6 +119,7 @@ struct l2tpd_config {
 	unsigned n_listen;
 	uint16_t udp_port;			/* default 1701 */
 	bool listen_ip;				/* also listen for L2TP over IP (proto 115) */
+	enum cfg_sport responder_port;		/* "auto" (default) | "listener" | "ephemeral" */
 	char event_loop[16];			/* "epoll" (default) | "poll" */
 	char hostname[CFG_NAME_MAX];		/* default: gethostname() */
 	uint32_t router_id;			/* 0: derived from a local address */

@@ -113,6 +113,7 @@ struct tunnel {
 	bool name_indexed;
 	bool in_peer_ccid_index;
 	bool connected;				/* connect()ed to the peer's reply port */
+	bool shared_port;			/* bound to the listener's port (connect at once) */
 	bool up;				/* announced established (dp up too) */
 	bool closing;				/* deleted by operator or shutdown */
 	bool reconnect;				/* tie-break restart: connect again when closed */

@@ -384,6 +384,17 @@ static bool rx_ccid_zero(const uint8_t *buf, size_t len)
 	return len >= L2TP_CTRL_HDR_LEN && (buf[0] & 0x80) && usl_get_be32(buf + 4) == 0;
 }
 
+/*
+ * A control message on a tunnel's socket that is not for that tunnel: an
+ * SCCRQ (CCID 0: a simultaneous open from our port), or, on a socket that
+ * shares the listener's port, what arrived between its bind and connect.
+ * The listener's logic takes it (and checks where it came from).
+ */
+static bool rx_not_ours(const struct tunnel *t, const uint8_t *buf, size_t len)
+{
+	return len >= L2TP_CTRL_HDR_LEN && (buf[0] & 0x80) && usl_get_be32(buf + 4) != t->id;
+}
+
 static void tunnel_sock_read(int fd, short what, void *arg)
 {
 	struct tunnel *t = arg;
@@ -405,8 +416,7 @@ static void tunnel_sock_read(int fd, short what, void *arg)
 			return;
 		if (rx_too_long(i, rx_msgs[i].msg_len))
 			continue;
-		if (rx_ccid_zero(rx_buf[i], rx_msgs[i].msg_len)) {
-			/* an SCCRQ (simultaneous open from our port): the listener's */
+		if (rx_not_ours(t, rx_buf[i], rx_msgs[i].msg_len)) {
 			struct l2tp_rx rx = { -1, rx_buf[i], rx_msgs[i].msg_len,
 					      (struct sockaddr *)&rx_from[i],
 					      (struct sockaddr *)&t->local, t->encap };
@@ -416,6 +426,8 @@ static void tunnel_sock_read(int fd, short what, void *arg)
 		tunnel_input(t, rx_buf[i], rx_msgs[i].msg_len, (struct sockaddr *)&rx_from[i]);
 	}
 }
+
+static struct log_ratelimit port_rl = LOG_RATELIMIT_INIT(60, 1);
 
 static int tunnel_bind(struct tunnel *t, int fd)
 {
@@ -428,12 +440,30 @@ static int tunnel_bind(struct tunnel *t, int fd)
 		return bind(fd, (struct sockaddr *)&a, alen);
 	}
 	memcpy(&a, &t->local, sizeof(a));
-	if (t->prof->udp_src_port == CFG_SPORT_1701) {
-		/* shares 1701 with the listener: the connected socket wins the lookup */
-		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		sockaddr_set_port((struct sockaddr *)&a, l2tpd.conf->udp_port);
+	if (t->prof->udp_src_port != CFG_SPORT_1701) {
+		/* a port of its own */
+		if (bind(fd, (struct sockaddr *)&a, sockaddr_len((struct sockaddr *)&a)) == 0)
+			return 0;
+		if (t->prof->udp_src_port != CFG_SPORT_AUTO || errno != EADDRINUSE)
+			return -1;
+		/* auto: no ephemeral port is free, the listener's is */
+		log_warnx_rl(&port_rl, usl_timerset_now(l2tpd.timers), "no free ephemeral port on "
+			     "%s (net.ipv4.ip_local_port_range): answering new tunnels from port %u, "
+			     "shared", sockaddr_ntop((struct sockaddr *)&t->local),
+			     l2tpd.conf->udp_port);
 	}
-	return bind(fd, (struct sockaddr *)&a, sockaddr_len((struct sockaddr *)&a));
+	/*
+	 * Shares the listener's port: the connected socket wins the lookup
+	 * (and must be connected at once, see rx_not_ours()).  Not the
+	 * default: the kernel checks a bind against every socket on the port,
+	 * so 10,000 tunnels on one port bind ~13x slower than on their own.
+	 */
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	sockaddr_set_port((struct sockaddr *)&a, l2tpd.conf->udp_port);
+	if (bind(fd, (struct sockaddr *)&a, sockaddr_len((struct sockaddr *)&a)) < 0)
+		return -1;
+	t->shared_port = true;
+	return 0;
 }
 
 /*
@@ -564,8 +594,11 @@ int transport_tunnel_open(struct tunnel *t, char *err, size_t errlen)
 		t->local.sa.sa_family = (sa_family_t)family;
 	}
 	if (tunnel_bind(t, fd) < 0) {
-		snprintf(err, errlen, "bind %s: %s", sockaddr_ntop((struct sockaddr *)&t->local),
-			 strerror(errno));
+		snprintf(err, errlen, "bind %s: %s%s", sockaddr_ntop((struct sockaddr *)&t->local),
+			 strerror(errno), errno == EADDRINUSE && t->prof->udp_src_port ==
+			 CFG_SPORT_EPHEMERAL ? " (no free ephemeral port: widen "
+			 "net.ipv4.ip_local_port_range, or set udp_src_port = \"1701\" in the "
+			 "tunnel profile to share the listener's port)" : "");
 		close(fd);
 		return -1;
 	}

@@ -455,7 +455,7 @@ struct tunnel *tunnel_connect(const struct cfg_addr *peer, const struct cfg_addr
 		return NULL;
 	tunnel_set_name(t, name);
 	/* a fixed source port shares 1701 with the listener: connect at once */
-	if (t->encap == L2TP_ENCAP_UDP && prof->udp_src_port == CFG_SPORT_1701)
+	if (t->encap == L2TP_ENCAP_UDP && t->shared_port)
 		transport_tunnel_connect(t, (struct sockaddr *)&t->remote);
 	usl_list_add_tail(&t->peer->connecting, &t->connecting_link);
 	l2tpd.n_half_open++;
@@ -930,6 +930,8 @@ static void peer_setup(const struct sockaddr *from, enum l2tp_encap encap,
 	tp = config_tunnel_profile(l2tpd.conf, (*pp)->tunnel_profile);
 	*prof = tp ? *tp : l2tpd.conf->tunnel_profiles[0];
 	prof->encap = encap;
+	/* answered from the listener's port (shared) or one of its own */
+	prof->udp_src_port = l2tpd.conf->responder_port;
 }
 
 static const char *peer_secret(const struct peer_profile *pp, const struct tunnel_profile *prof)

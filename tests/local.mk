@@ -26,7 +26,8 @@ INTEGRATION_TESTS = \
 	tests/integration/peer-death.sh \
 	tests/integration/loss.sh \
 	tests/integration/storm-smoke.sh \
-	tests/integration/metrics.sh
+	tests/integration/metrics.sh \
+	tests/integration/ports.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += tests/integration/lib.sh $(INTEGRATION_TESTS) scripts/lib.sh \
 	tests/integration/promcheck.py
