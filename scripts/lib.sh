@@ -31,13 +31,39 @@ setup_ns_pair() {
 }
 
 # cleanup_ns NS...: kills everything inside and deletes the namespaces.
+# Never fails: it runs from EXIT traps, some under set -e, when part of what
+# it removes may already be gone.
 cleanup_ns() {
 	local ns pid
 	for ns in "$@"; do
-		ip netns list 2>/dev/null | grep -qw "$ns" || continue
-		for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$pid" 2>/dev/null; done
-		ip netns del "$ns" 2>/dev/null
+		[ -n "$ns" ] || continue
+		ip netns list 2>/dev/null | awk '{ print $1 }' | grep -qxF -- "$ns" || continue
+		for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$pid" 2>/dev/null || true; done
+		ip netns del "$ns" 2>/dev/null || true
 	done
+	return 0
+}
+
+# kill_pidfiles SIGNAL FILE...: signals the process named in each pid file.
+# Never fails (see cleanup_ns): a missing file or a process already gone is
+# what a cleanup expects.
+kill_pidfiles() {
+	local sig=$1 p; shift
+	for p in "$@"; do
+		[ -f "$p" ] || continue
+		kill -"$sig" "$(cat "$p" 2>/dev/null)" 2>/dev/null || true
+	done
+	return 0
+}
+
+# pidfiles_gone FILE...: true when no pid file names a live process.
+pidfiles_gone() {
+	local p
+	for p in "$@"; do
+		[ -f "$p" ] || continue
+		! kill -0 "$(cat "$p" 2>/dev/null)" 2>/dev/null || return 1
+	done
+	return 0
 }
 
 # rand_suffix: a short random tag so parallel runs never share namespace names.

@@ -27,9 +27,10 @@ INTEGRATION_TESTS = \
 	tests/integration/loss.sh \
 	tests/integration/storm-smoke.sh \
 	tests/integration/metrics.sh \
-	tests/integration/ports.sh
+	tests/integration/ports.sh \
+	tests/integration/demo.sh
 TESTS += $(INTEGRATION_TESTS)
-EXTRA_DIST += tests/integration/lib.sh $(INTEGRATION_TESTS) scripts/lib.sh \
+EXTRA_DIST += tests/integration/lib.sh $(INTEGRATION_TESTS) scripts/lib.sh scripts/demo \
 	tests/integration/promcheck.py
 
 # Attacks on an LNS in network namespaces (forged sources: raw sockets):

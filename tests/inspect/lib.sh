@@ -22,9 +22,15 @@ need_cmd() {	# need_cmd CMD [WHY]
 }
 
 # A private scratch directory, removed on exit (tests with daemons have $W).
+# The trap replaces it_setup's: after it_setup, it_cleanup runs too, so the
+# namespaces and daemons do not outlive the test.
 scratch() {
 	T=$(mktemp -d /tmp/l2tpv3-inspect-test.XXXXXX)
-	trap 'rm -rf "$T"' EXIT
+	trap inspect_cleanup EXIT
+}
+inspect_cleanup() {
+	rm -rf "$T"
+	[ -z "${W:-}" ] || ! command -v it_cleanup >/dev/null || it_cleanup
 }
 
 # jq_count FILE FILTER: how many JSON lines of FILE the filter selects.

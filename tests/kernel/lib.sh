@@ -38,9 +38,12 @@ kt_setup() {
 	setup_ns_pair "$NSA" "$NSB" $A_ADDR $B_ADDR $A_ADDR6 $B_ADDR6 || { echo "netns setup failed"; exit 1; }
 }
 
+# The EXIT trap, also on SIGINT/SIGTERM: a second Ctrl-C does not cut it short,
+# and nothing in it fails when a daemon or namespace is already gone.
 kt_cleanup() {
-	local p l
-	for p in "$W"/*.pid; do [ -f "$p" ] && kill -9 "$(cat "$p")" 2>/dev/null; done
+	local l
+	trap '' INT TERM HUP
+	kill_pidfiles KILL "$W"/*.pid
 	cleanup_ns "$NSA" "$NSB"
 	if [ "$TESTS_FAIL" != 0 ] || [ -n "${KEEP_LOGS:-}" ]; then
 		for l in "$W"/*.log; do [ -f "$l" ] && { echo "--- $l (last 60 lines)"; tail -60 "$l"; }; done

@@ -63,6 +63,7 @@ stop a TERM; stop b TERM
 # --- the kernel's own limit for the same work -------------------------------------
 if [ -x "$BENCH" ]; then
 	ip netns add "l2tpk-bench-$tag" && ip -n "l2tpk-bench-$tag" link set lo up
+	trap 'ip netns del "l2tpk-bench-$tag" 2>/dev/null; kt_cleanup 2>/dev/null' EXIT
 	out=$(ip netns exec "l2tpk-bench-$tag" "$BENCH" -n $((2 * N)) -l); rc=$?
 	ip netns del "l2tpk-bench-$tag"
 	echo "$out" | head -1

@@ -38,12 +38,11 @@ snmp_setup() {
 	export MIBS=		# our own snmpd/snmptrapd load no MIB
 }
 
+# The EXIT trap, also on SIGINT/SIGTERM (see tests/integration/lib.sh).
 snmp_cleanup() {
 	local p
-	for p in "$W"/*.pid; do
-		[ -f "$p" ] || continue
-		kill -9 "$(cat "$p")" 2>/dev/null
-	done
+	trap '' INT TERM HUP
+	kill_pidfiles KILL "$W"/*.pid
 	if [ "$TESTS_FAIL" != 0 ] || [ -n "${KEEP_LOGS:-}" ]; then
 		for p in "$W"/*.log; do [ -f "$p" ] && { echo "--- $p (last 30 lines)"; tail -30 "$p"; }; done
 	fi
