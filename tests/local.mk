@@ -28,10 +28,11 @@ INTEGRATION_TESTS = \
 	tests/integration/storm-smoke.sh \
 	tests/integration/metrics.sh \
 	tests/integration/ports.sh \
-	tests/integration/demo.sh
+	tests/integration/demo.sh \
+	tests/integration/interop.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += tests/integration/lib.sh $(INTEGRATION_TESTS) scripts/lib.sh scripts/demo \
-	tests/integration/promcheck.py
+	tests/integration/promcheck.py tests/integration/peer.py
 
 # Attacks on an LNS in network namespaces (forged sources: raw sockets):
 # each asserts the daemon is alive, back to its baseline, the victim tunnel

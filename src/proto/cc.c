@@ -1406,6 +1406,7 @@ static enum l2tp_drop cc_accept(struct l2tp_cc *cc, struct l2tp_msg *m,
 	r = l2tp_msg_decode(m, buf, len, false, &sec);
 	if (r != L2TP_DROP_NONE && !m->type_ok)
 		return r;	/* no header or type to act upon: not even acknowledged */
+	r = L2TP_DROP_NONE;	/* a problem past that is m->bad: answered after delivery */
 	if (m->ccid == 0 && m->type != L2TP_MSG_SCCRQ)
 		return L2TP_DROP_ZERO_CCID;
 	if (m->ccid != 0 && m->ccid != cc->local_ccid)

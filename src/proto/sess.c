@@ -955,6 +955,9 @@ void l2tp_sess_input_malformed(struct l2tp_cc *cc, const struct l2tp_msg *m, uin
 	s = sess_lookup(cc, m);
 	if (s == NULL)
 		return;
+	/* a malformed reply still names the peer's session: the CDN must reach it */
+	if (s->peer_sid == 0 && m->local_sid != 0 && sess_find_peer_sid(cc, m->local_sid) == NULL)
+		sess_set_peer_sid(s, m->local_sid);
 	if (m->type == L2TP_MSG_CDN) {
 		l2tp_reason_set(&s->reason, L2TP_CDN_GENERAL_ERROR, error, true, "%s", text);
 		sess_close(s, false, "malformed CDN received");
