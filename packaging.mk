@@ -21,6 +21,7 @@ nodist_noinst_DATA = etc/l2tpv3d.service-installed
 etc/l2tpv3d.service-installed: $(top_srcdir)/etc/l2tpv3d.service Makefile
 	$(AM_V_GEN)$(MKDIR_P) etc && \
 	sed -e 's|/usr/sbin/l2tpv3d|$(sbindir)/l2tpv3d|g' \
+	    -e 's|/usr/bin/l2tpv3ctl|$(bindir)/l2tpv3ctl|g' \
 	    -e 's|/etc/l2tpv3d/|$(sysconfdir)/l2tpv3d/|g' \
 	    -e 's|/etc/default/l2tpv3d|$(sysconfdir)/default/l2tpv3d|g' \
 	    $(top_srcdir)/etc/l2tpv3d.service > $@.tmp && mv $@.tmp $@

@@ -266,9 +266,12 @@ log_test $? "RELOADING=1 then READY=1 (active again), same PID, the tunnel untou
 in_ct cp /etc/l2tpv3d/l2tpv3d.conf /run/good.conf
 in_ct sh -c 'echo "global = { udp_prot = 1; };" > /etc/l2tpv3d/l2tpv3d.conf'
 in_ct systemctl reload l2tpv3d.service
+rc=$?
 refused() { journal -u l2tpv3d.service | grep -q "reload: .*udp_prot.*keeping the running configuration"; }
 wait_until 5 refused && active && ctl tunnel list | grep -q "^$TID .* established "
 log_test $? "a bad file at reload is refused, the daemon stays active with its tunnel"
+[ $rc != 0 ]
+log_test $? "systemctl reload of a refused file fails (rc $rc), through l2tpv3ctl reload"
 in_ct cp /run/good.conf /etc/l2tpv3d/l2tpv3d.conf
 
 # ---- crash: Restart=on-failure, and the state directory survives ---------------------
