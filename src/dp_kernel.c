@@ -1639,6 +1639,7 @@ static json_object *describe_tunnel(const struct tunnel *t)
 	const struct ktunnel *kt = t->dp_priv;
 	json_object *o = json_object_new_object();
 
+	json_add_str(o, "type", "kernel");
 	json_object_object_add(o, "programmed", json_object_new_boolean(kt && kt->state == K_UP));
 	json_add_str(o, "kernel_state", kt ? state_name(kt->state) : "none");
 	json_add_int(o, "conn_id", t->id);
@@ -1657,6 +1658,7 @@ static json_object *describe_session(const struct session *s)
 	const uint8_t *c;
 	uint8_t len;
 
+	json_add_str(o, "type", "kernel");
 	json_object_object_add(o, "programmed", json_object_new_boolean(ks && ks->state == K_UP));
 	json_add_str(o, "kernel_state", ks ? state_name(ks->state) : "none");
 	json_add_str(o, "ifname", ks ? ks->kname : "");

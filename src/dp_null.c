@@ -72,14 +72,19 @@ static json_object *cookie_hex(const uint8_t *c, uint8_t len)
 	return json_object_new_string(hex);
 }
 
-/* The attributes a kernel SESSION_CREATE/TUNNEL_CREATE would carry. */
+/*
+ * The attributes a kernel SESSION_CREATE/TUNNEL_CREATE would carry: nothing
+ * is programmed, and the reply says so (programmed: false, would_program).
+ */
 static json_object *null_describe(const struct tunnel *t, const struct session *s)
 {
 	json_object *o = json_object_new_object();
 	const uint8_t *c;
 	uint8_t len;
 
-	json_object_object_add(o, "programmed", json_object_new_boolean(1));
+	json_object_object_add(o, "type", json_object_new_string("null"));
+	json_object_object_add(o, "programmed", json_object_new_boolean(0));
+	json_object_object_add(o, "would_program", json_object_new_boolean(1));
 	if (s == NULL || s->sess == NULL) {
 		json_object_object_add(o, "conn_id", json_object_new_int64(t->id));
 		json_object_object_add(o, "peer_conn_id",

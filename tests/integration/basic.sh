@@ -40,6 +40,9 @@ bs=$(ctlj b session show "$PSID"); as=$(ctlj a session show "$SID")
 	[ "$(jq -r .dataplane.cookie <<<"$bs")" = "$(jq -r .dataplane.peer_cookie <<<"$as")" ] &&
 	[ "$(jq -r .dataplane.peer_cookie <<<"$bs")" = "$(jq -r .dataplane.cookie <<<"$as")" ]
 log_test $? "B's session mirrors A's: ids, remote end id, 8/4-byte cookies crossed"
+jq -e '.dataplane.type == "null" and .dataplane.programmed == false and .dataplane.would_program' \
+	<<<"$bs" >/dev/null && [ "$(jq -r .dataplane.l2spec_type <<<"$bs")" = "$(jq -r '.l2spec | if . == "default" then 1 else 0 end' <<<"$bs")" ]
+log_test $? "the null data plane says it programmed nothing, and l2spec agrees with l2spec_type"
 
 # --- B opens a session on A's tunnel, then A deletes it ----------------------
 out=$(ctlj b session create tunnel "$PTID" name s2 cookie 0)
