@@ -2550,6 +2550,8 @@ static void print_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+static bool print_secrets;
+
 static void print_value(FILE *f, const struct l2tpd_config *c, const struct opt *o,
 			const void *obj, int ind)
 {
@@ -2575,7 +2577,9 @@ static void print_value(FILE *f, const struct l2tpd_config *c, const struct opt 
 		fputs(secs_fmt((long long)load_uint(fp, 4), buf, sizeof(buf)), f);
 		break;
 	case OPT_STR:
-		print_str(f, fp);
+		/* -nv output lands in tickets and chats: secrets only when asked */
+		print_str(f, strcmp(o->name, "secret") == 0 && !print_secrets && *(const char *)fp ?
+			  "********" : fp);
 		break;
 	case OPT_ENUM: {
 		const char *n = name_of(o->names, (int)load_uint(fp, o->size));
@@ -2586,6 +2590,11 @@ static void print_value(FILE *f, const struct l2tpd_config *c, const struct opt 
 	case OPT_SPECIAL:
 		break;
 	}
+}
+
+void config_print_secrets(bool show)
+{
+	print_secrets = show;
 }
 
 static void print_group(FILE *f, const struct l2tpd_config *c, const struct opt *opts,

@@ -163,6 +163,8 @@ struct l2tpd_config *config_defaults(void);
 void config_free(struct l2tpd_config *c);
 /* Writes the normalised config (every setting, defaults included) in libconfig syntax. */
 void config_print(const struct l2tpd_config *c, FILE *out);
+/* config_print() shows secrets (else "********" for a non-empty one). */
+void config_print_secrets(bool show);
 
 const struct tunnel_profile *config_tunnel_profile(const struct l2tpd_config *c, const char *name);
 const struct session_profile *config_session_profile(const struct l2tpd_config *c, const char *name);

@@ -64,6 +64,7 @@ static void usage(FILE *f)
 		"      --ctl PATH        control socket path\n"
 		"  -n, --check           check the configuration file and exit\n"
 		"  -v, --verbose         with -n: print the normalised configuration\n"
+		"      --show-secrets    with -nv: print secrets instead of ********\n"
 		"  -V, --version         print the version and exit\n"
 		"      --list-settings   print every configuration setting and exit\n", DEFAULT_CONFIG);
 }
@@ -89,6 +90,7 @@ static void parse_options(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "list-settings", no_argument, NULL, 'L' },
+		{ "show-secrets", no_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int ch;
@@ -107,6 +109,7 @@ static void parse_options(int argc, char **argv)
 		case 'h': usage(stdout); exit(0);
 		case 'V': printf("l2tpv3d %s\n", PACKAGE_VERSION); exit(0);
 		case 'L': list_settings(); exit(0);
+		case 'S': config_print_secrets(true); break;
 		default: usage(stderr); exit(2);
 		}
 	}

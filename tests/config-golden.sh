@@ -116,5 +116,16 @@ sed -e '/^tunnels = ($/,/^);$/d' -e 's/^#~ //' "$srcdir/etc/l2tpv3d.conf" \
 	>"$tmp/lac/l2tpv3d.conf"
 golden "$tmp/lac" l2tpv3d.conf "$srcdir/tests/config/example-lac.expected" no
 
+# -nv masks secrets (its output lands in tickets); --show-secrets prints them
+D=${top_builddir:+$top_builddir/src/l2tpv3d}
+if [ -n "$D" ] && [ -x "$D" ]; then
+	out=$("$D" -nv -f "$srcdir/tests/config/lns.conf" 2>&1)
+	shown=$("$D" -nv --show-secrets -f "$srcdir/tests/config/lns.conf" 2>&1)
+	! printf '%s\n' "$out" | grep -q 'secret = "[^"*]' &&
+		printf '%s\n' "$out" | grep -q 'secret = "\*\*\*\*\*\*\*\*"' &&
+		printf '%s\n' "$shown" | grep -q 'secret = "[^"*][^"]*"'
+	log_test "-nv masks secrets, --show-secrets prints them" $?
+fi
+
 echo "config-golden: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
