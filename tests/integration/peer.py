@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """tests/integration/peer.py - a scripted L2TPv3 peer (LCCE) over UDP that
-behaves the way real implementations do (doc: ../shared INTEROP notes), for
+behaves the way real implementations do (doc/rfc3931-conformance.md, "Interop realities"), for
 the integration tests: raw control messages, its own Ns/Nr, ZLB
 acknowledgements (or none), loss of our messages, silence, CDN answered
 with CDN.  Python 3, stdlib only.
