@@ -417,9 +417,11 @@ static void tunnel_sock_read(int fd, short what, void *arg)
 		if (rx_too_long(i, rx_msgs[i].msg_len))
 			continue;
 		if (rx_not_ours(t, rx_buf[i], rx_msgs[i].msg_len)) {
+			/* copies: a tie break may free t inside the call */
+			union saddr local = t->local;
 			struct l2tp_rx rx = { -1, rx_buf[i], rx_msgs[i].msg_len,
 					      (struct sockaddr *)&rx_from[i],
-					      (struct sockaddr *)&t->local, t->encap };
+					      (struct sockaddr *)&local, t->encap };
 			tunnel_input_listener(&rx);
 			continue;
 		}
