@@ -40,8 +40,8 @@ log_test $? "kernel: $N tunnels and $N sessions in each namespace"
 expect_count "$N" l2tpeths "$NSA" && expect_count "$N" l2tpeths "$NSB" &&
 	expect_count "$N" count_sessions a established && expect_count "$N" count_sessions b established
 log_test $? "$N l2tpeth interfaces on each side, $N sessions established in each daemon"
-[ "$(ip -n "$NSA" -j link show | jq '[.[] | select(.ifname | startswith("l2tpeth")) | select(.mtu == 1450 and (.flags | index("UP")))] | length')" = "$N" ]
-log_test $? "all $N interfaces of A are up with MTU 1450"
+[ "$(ip -n "$NSA" -j link show | jq '[.[] | select(.ifname | startswith("l2tpeth")) | select(.mtu == 1442 and (.flags | index("UP")))] | length')" = "$N" ]
+log_test $? "all $N interfaces of A are up with MTU 1442 (8-octet cookies)"
 
 ctlj a tunnel list | jq -r '.tunnels[].tunnel_id | "tunnel delete \(.)"' > "$W/down.batch"
 t1=$(now_ms)
