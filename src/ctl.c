@@ -35,6 +35,7 @@
 #include <event2/event.h>
 
 #include "dp.h"
+#include "event.h"
 #include "l2tpv3d.h"
 #include "usl/log.h"
 
@@ -74,20 +75,9 @@ static struct usl_timer accept_timer;	/* ends a pause of accepting */
 static struct log_ratelimit accept_rl = LOG_RATELIMIT_INIT(10, 5);
 static struct log_ratelimit slow_rl = LOG_RATELIMIT_INIT(10, 5);
 
-static struct {
-	unsigned clients;		/* connected now */
-	uint64_t refused;		/* over ctl_max_clients */
-	uint64_t dropped_slow;		/* over ctl_max_output and not reading */
-	uint64_t accept_emfile;		/* accepts failed for want of descriptors */
-} ctl_stats;
+/* the control socket's counters live in l2tpd.ctl (show daemon, stats, metrics) */
+#define ctl_stats l2tpd.ctl
 
-void ctl_get_counters(struct ctl_counters *out)
-{
-	out->clients = ctl_stats.clients;
-	out->refused = ctl_stats.refused;
-	out->dropped_slow = ctl_stats.dropped_slow;
-	out->accept_emfile = ctl_stats.accept_emfile;
-}
 
 typedef void (*ctl_handler)(struct ctl_conn *c, int64_t id, json_object *args);
 
@@ -165,7 +155,8 @@ static struct ctl_req *req_park(struct ctl_conn *c, int64_t id)
 	return r;
 }
 
-void ctl_req_reply(struct ctl_req *r, enum ctl_status st, const char *err, json_object *data)
+static void ctl_req_reply(struct ctl_req *r, enum ctl_status st, const char *err,
+			  json_object *data)
 {
 	if (r->conn != NULL) {
 		conn_reply(r->conn, r->id, st, err, data);
@@ -176,17 +167,12 @@ void ctl_req_reply(struct ctl_req *r, enum ctl_status st, const char *err, json_
 	free(r);
 }
 
-struct usl_list *ctl_req_link(struct ctl_req *r)
-{
-	return &r->obj_link;
-}
-
-struct ctl_req *ctl_req_from_link(struct usl_list *l)
+static struct ctl_req *ctl_req_from_link(struct usl_list *l)
 {
 	return usl_container_of(l, struct ctl_req, obj_link);
 }
 
-json_object *result_json(const struct l2tp_result *r, bool stopccn)
+static json_object *result_json(const struct l2tp_result *r, bool stopccn)
 {
 	json_object *o = json_object_new_object();
 
@@ -202,8 +188,9 @@ json_object *result_json(const struct l2tp_result *r, bool stopccn)
 	return o;
 }
 
-void ctl_event(const char *event, const struct tunnel *t, const struct session *s,
-	       const struct l2tp_result *why)
+/* Broadcasts an event to every `monitor` client. */
+static void ctl_event(const char *event, const struct tunnel *t, const struct session *s,
+		      const struct l2tp_result *why)
 {
 	struct usl_list *pos;
 	json_object *ev = NULL;
@@ -242,6 +229,39 @@ void ctl_event(const char *event, const struct tunnel *t, const struct session *
 	if (ev != NULL)
 		json_object_put(ev);
 }
+
+/*
+ * Requests parked on an object get their answer: the object when it came
+ * up, else the status and reason (the peer's result, when it gave one).
+ */
+static void ctl_reply_waiters(const struct event *ev)
+{
+	struct usl_list *pos, *tmp;
+
+	usl_list_foreach_safe(pos, tmp, ev->waiters) {
+		json_object *data = NULL;
+
+		usl_list_del(pos);
+		if (ev->st == CTL_OK)
+			data = ev->s ? session_json(ev->s, false) : tunnel_json(ev->t, false);
+		else if (ev->why != NULL) {
+			data = json_object_new_object();
+			json_object_object_add(data, "result", result_json(ev->why, ev->s == NULL));
+		}
+		ctl_req_reply(ctl_req_from_link(pos), ev->st, ev->err, data);
+	}
+}
+
+/* The control socket's subscription to tunnel and session events. */
+static void ctl_on_event(const struct event *ev, void *arg)
+{
+	(void)arg;
+	if (ev->kind == EV_WAITERS)
+		ctl_reply_waiters(ev);
+	else
+		ctl_event(event_name(ev->kind), ev->t, ev->s, ev->why);
+}
+
 
 /* ---- argument helpers --------------------------------------------------- */
 
@@ -453,7 +473,7 @@ static void h_tunnel_create(struct ctl_conn *c, int64_t id, json_object *args)
 	struct ctl_req *r = req_park(c, id);
 	if (r == NULL)
 		return conn_reply(c, id, CTL_E_INTERNAL, "out of memory", NULL);
-	tunnel_add_waiter(t, r);
+	usl_list_add_tail(&t->waiters, &r->obj_link);
 }
 
 static void h_tunnel_delete(struct ctl_conn *c, int64_t id, json_object *args)
@@ -579,7 +599,7 @@ static void h_session_create(struct ctl_conn *c, int64_t id, json_object *args)
 	struct ctl_req *r = req_park(c, id);
 	if (r == NULL)
 		return conn_reply(c, id, CTL_E_INTERNAL, "out of memory", NULL);
-	session_add_waiter(s, r);
+	usl_list_add_tail(&s->waiters, &r->obj_link);
 }
 
 static void h_session_delete(struct ctl_conn *c, int64_t id, json_object *args)
@@ -754,7 +774,7 @@ static void h_reload(struct ctl_conn *c, int64_t id, json_object *args)
 	char err[512];
 
 	(void)args;
-	if (l2tpd_reload(&summary, err, sizeof(err)) < 0)
+	if (l2tpd.reload(&summary, err, sizeof(err)) < 0)
 		return conn_reply(c, id, CTL_E_CONFIG, err, NULL);
 	conn_reply(c, id, CTL_OK, NULL, summary);
 }
@@ -1112,11 +1132,14 @@ int ctl_init(const struct l2tpd_config *c, char *err, size_t errlen)
 		}
 	}
 	ctl_ev = usl_fd_add(l2tpd.loop, ctl_fd, USL_READ, ctl_accept, NULL);
-	return ctl_ev ? 0 : -1;
+	if (ctl_ev == NULL || event_subscribe(ctl_on_event, NULL) < 0)
+		return -1;
+	return 0;
 }
 
 void ctl_shutdown(void)
 {
+	event_unsubscribe(ctl_on_event, NULL);
 	while (!usl_list_empty(&conns))
 		conn_free(usl_container_of(conns.next, struct ctl_conn, link));
 	usl_timer_cancel(&accept_timer);

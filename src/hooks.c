@@ -26,6 +26,7 @@
 #include "usl/escape.h"
 #include "usl/log.h"
 #include "child.h"
+#include "event.h"
 #include "l2tpv3d.h"
 #include "proto/avp.h"
 
@@ -616,6 +617,22 @@ static void obj_drop(struct hook_obj *obj, unsigned *killed, unsigned *dropped)
 
 /* ---- entry points ---- */
 
+/* The hooks' subscription: up and down of tunnels and sessions. */
+static void hooks_on_event(const struct event *ev, void *arg)
+{
+	(void)arg;
+	switch (ev->kind) {
+	case EV_TUNNEL_UP:
+	case EV_TUNNEL_DOWN:
+	case EV_SESSION_UP:
+	case EV_SESSION_DOWN:
+		hooks_run(event_name(ev->kind), ev->t, ev->s);
+		break;
+	default:
+		break;
+	}
+}
+
 int hooks_init(void)
 {
 	if (hooks.active)
@@ -628,7 +645,7 @@ int hooks_init(void)
 	usl_list_init(&hooks.runnable);
 	hooks.running = 0;
 	hooks.active = true;
-	return 0;
+	return event_subscribe(hooks_on_event, NULL);
 }
 
 /* Killed hooks are reaped by the loop if it still runs, else by init. */
@@ -640,6 +657,7 @@ void hooks_shutdown(void)
 	if (!hooks.active)
 		return;
 	hooks.active = false;
+	event_unsubscribe(hooks_on_event, NULL);
 	while ((n = usl_rb_first(&hooks.objs)) != NULL)
 		obj_drop(node_obj(n), &killed, &dropped);
 	hooks.running = 0;

@@ -72,6 +72,14 @@ struct l2tpd_stats {
 	uint64_t half_open_evicted;	/* peers' half-open connections dropped for new ones */
 };
 
+/* The control socket's own counters (ctl.c keeps them, metrics.c reads them). */
+struct ctl_counters {
+	unsigned clients;		/* connected now */
+	uint64_t refused;		/* over ctl_max_clients */
+	uint64_t dropped_slow;		/* over ctl_max_output and not reading */
+	uint64_t accept_emfile;		/* accepts failed for want of descriptors */
+};
+
 /* A remote LCCE: found by (family, address, port 0) in the peer hash. */
 struct peer {
 	struct usl_hnode hnode;			/* l2tpd.peers */
@@ -176,6 +184,9 @@ struct l2tpd {
 	char hostname[CFG_NAME_MAX];
 	usl_time started;
 	struct l2tpd_stats stats;
+	struct ctl_counters ctl;
+	/* main.c's reload, for the control socket (which imports nothing of main.c) */
+	int (*reload)(json_object **summary, char *err, size_t errlen);
 	bool shutting_down;
 	bool foreground;
 	int exit_code;
@@ -183,10 +194,6 @@ struct l2tpd {
 
 extern struct l2tpd l2tpd;
 
-/* main.c */
-void l2tpd_shutdown_done_check(void);
-/* Re-reads the config file and applies the difference; -1 keeps the old one. */
-int l2tpd_reload(json_object **summary, char *err, size_t errlen);
 
 /* util.c */
 uint32_t random_u32_nonzero(void);
@@ -249,7 +256,6 @@ void tunnel_dp_done(struct tunnel *t, int err);
 json_object *tunnel_json(const struct tunnel *t, bool detail);
 json_object *drop_counts_json(const uint64_t *drops);
 json_object *msg_type_counts_json(const uint64_t *counts);
-void tunnel_add_waiter(struct tunnel *t, struct ctl_req *r);
 
 /* session.c */
 int session_init(void);
@@ -261,7 +267,6 @@ struct session *session_open(struct tunnel *t, const struct session_profile *pro
 void session_delete(struct session *s, uint16_t result, const char *msg);
 void session_dp_done(struct session *s, int err);
 json_object *session_json(const struct session *s, bool detail);
-void session_add_waiter(struct session *s, struct ctl_req *r);
 uint32_t session_alloc_id(void);
 /* engine callbacks that concern sessions (wired in tunnel.c's ops table) */
 int session_on_accept(struct l2tp_cc *cc, struct l2tp_sess *ls, const struct l2tp_msg *req,
@@ -286,23 +291,9 @@ int transport_send(struct tunnel *t, const uint8_t *buf, size_t len);
 int transport_listener_reply(const struct l2tp_rx *rx, const uint8_t *buf, size_t len);
 
 /* ctl.c */
-struct ctl_counters {
-	unsigned clients;		/* connected now */
-	uint64_t refused;		/* over ctl_max_clients */
-	uint64_t dropped_slow;		/* over ctl_max_output and not reading */
-	uint64_t accept_emfile;		/* accepts failed for want of descriptors */
-};
-void ctl_get_counters(struct ctl_counters *out);
+
 int ctl_init(const struct l2tpd_config *c, char *err, size_t errlen);
 void ctl_shutdown(void);
-/* Completes a waiting request (tunnel/session create). */
-void ctl_req_reply(struct ctl_req *r, enum ctl_status st, const char *err, json_object *data);
-struct usl_list *ctl_req_link(struct ctl_req *r);
-struct ctl_req *ctl_req_from_link(struct usl_list *l);
-/* Broadcasts an event to every `monitor` client. */
-void ctl_event(const char *event, const struct tunnel *t, const struct session *s,
-	       const struct l2tp_result *why);
-json_object *result_json(const struct l2tp_result *r, bool stopccn);
 
 /* metrics.c */
 /* The daemon's metrics in the Prometheus text format (malloc'd), or NULL. */
@@ -314,6 +305,7 @@ void metrics_shutdown(void);
 /* hooks.c */
 int hooks_init(void);
 void hooks_shutdown(void);
+/* Runs the hook of `which` ("tunnel-up"...) for t or s (hooks_init subscribes it). */
 void hooks_run(const char *which, const struct tunnel *t, const struct session *s);
 
 /* pppd.c */

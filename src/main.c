@@ -26,8 +26,6 @@
 #define DEFAULT_CONFIG		SYSCONFDIR "/l2tpv3d/l2tpv3d.conf"
 #define SHUTDOWN_DEADLINE_S	40	/* > one StopCCN retransmission cycle (31 s) */
 
-struct l2tpd l2tpd;
-
 static struct options {
 	const char *config;
 	bool config_given;
@@ -193,7 +191,7 @@ static void daemonize(void)
 
 /* ---- shutdown and reload ------------------------------------------------ */
 
-void l2tpd_shutdown_done_check(void)
+static void l2tpd_shutdown_done_check(void)
 {
 	if (l2tpd.shutting_down && l2tpd.n_tunnels == 0)
 		usl_loop_exit(l2tpd.loop);
@@ -224,7 +222,8 @@ static void begin_shutdown(int signo, void *arg)
 	l2tpd_shutdown_done_check();
 }
 
-int l2tpd_reload(json_object **summary, char *err, size_t errlen)
+/* Re-reads the config file and applies the difference; -1 keeps the old one. */
+static int l2tpd_reload(json_object **summary, char *err, size_t errlen)
 {
 	struct l2tpd_config *c;
 	struct timespec ts;
@@ -353,6 +352,7 @@ int main(int argc, char **argv)
 		fatalx("%s", err);
 	l2tpd.timers = usl_loop_timers(l2tpd.loop);
 	l2tpd.started = usl_timerset_now(l2tpd.timers);
+	l2tpd.reload = l2tpd_reload;
 	usl_timer_init(&log_flush_timer, log_flush);
 	usl_timer_arm(l2tpd.timers, &log_flush_timer, usl_time_s(LOG_FLUSH_S));
 	identity_init(c);

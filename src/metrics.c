@@ -174,9 +174,8 @@ static void traffic(FILE *f, const struct census *c)
 
 static void control(FILE *f)
 {
-	struct ctl_counters cc;
+	const struct ctl_counters cc = l2tpd.ctl;
 
-	ctl_get_counters(&cc);
 	family(f, "l2tpv3d_ctl_requests_total", "counter", "Control socket requests.");
 	sample(f, "l2tpv3d_ctl_requests_total", l2tpd.stats.ctl_requests);
 	family(f, "l2tpv3d_ctl_clients", "gauge", "Connected control socket clients.");

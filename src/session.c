@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "dp.h"
+#include "event.h"
 #include "l2tpv3d.h"
 #include "usl/escape.h"
 #include "usl/log.h"
@@ -182,7 +183,7 @@ struct session *session_open(struct tunnel *t, const struct session_profile *pro
 		session_unindex_free(s);
 		return NULL;
 	}
-	ctl_event("session-created", t, s, NULL);
+	event_emit(EV_SESSION_CREATED, t, s, NULL);
 	*st = CTL_OK;
 	return s;
 }
@@ -222,27 +223,19 @@ int session_on_accept(struct l2tp_cc *cc, struct l2tp_sess *ls, const struct l2t
 	if (out->data_seq == 0)
 		out->data_seq = prof->data_seq;
 	(void)req;
-	ctl_event("session-created", t, s, NULL);
+	event_emit(EV_SESSION_CREATED, t, s, NULL);
 	return 0;
 }
 
+/* Whoever waits for this session (the control socket) gets its answer. */
 static void session_reply_waiters(struct session *s, enum ctl_status st, const char *err,
 				  const struct l2tp_result *why)
 {
-	struct usl_list *pos, *tmp;
+	struct event ev = { .kind = EV_WAITERS, .t = s->tunnel, .s = s, .why = why,
+			    .waiters = &s->waiters, .st = st, .err = err };
 
-	usl_list_foreach_safe(pos, tmp, &s->waiters) {
-		json_object *data = NULL;
-
-		usl_list_del(pos);
-		if (st == CTL_OK) {
-			data = session_json(s, false);
-		} else if (why != NULL) {
-			data = json_object_new_object();
-			json_object_object_add(data, "result", result_json(why, false));
-		}
-		ctl_req_reply(ctl_req_from_link(pos), st, err, data);
-	}
+	if (!usl_list_empty(&s->waiters))
+		event_publish(&ev);
 }
 
 static void session_announce_down(struct session *s, const struct l2tp_result *why)
@@ -253,8 +246,7 @@ static void session_announce_down(struct session *s, const struct l2tp_result *w
 	if (s->up) {
 		s->up = false;
 		l2tpd.n_sessions_up--;
-		ctl_event("session-down", s->tunnel, s, why);
-		hooks_run("session-down", s->tunnel, s);
+		event_emit(EV_SESSION_DOWN, s->tunnel, s, why);
 	}
 	if (usl_list_empty(&s->waiters))
 		return;
@@ -288,8 +280,7 @@ void session_on_event(struct l2tp_cc *cc, struct l2tp_sess *ls, enum l2tp_sess_s
 		s->established = usl_timerset_now(l2tpd.timers);
 		l2tpd.n_sessions_up++;
 		session_reply_waiters(s, CTL_OK, NULL, NULL);
-		ctl_event("session-up", s->tunnel, s, NULL);
-		hooks_run("session-up", s->tunnel, s);
+		event_emit(EV_SESSION_UP, s->tunnel, s, NULL);
 	} else if (to == L2TP_SESS_CLOSED) {
 		session_announce_down(s, why);
 	}
@@ -303,7 +294,7 @@ void session_on_freed(struct l2tp_cc *cc, struct l2tp_sess *ls)
 	if (s == NULL)
 		return;
 	session_announce_down(s, l2tp_sess_close_reason(ls));
-	ctl_event("session-deleted", s->tunnel, s, l2tp_sess_close_reason(ls));
+	event_emit(EV_SESSION_DELETED, s->tunnel, s, l2tp_sess_close_reason(ls));
 	s->sess = NULL;
 	session_unindex_free(s);
 }
@@ -402,9 +393,4 @@ json_object *session_json(const struct session *s, bool detail)
 			json_object_object_add(o, "dataplane", dp);
 	}
 	return o;
-}
-
-void session_add_waiter(struct session *s, struct ctl_req *r)
-{
-	usl_list_add_tail(&s->waiters, ctl_req_link(r));
 }

@@ -40,6 +40,7 @@
 #include <linux/sockios.h>
 
 #include "dp.h"
+#include "event.h"
 #include "l2tpv3d.h"
 #include "usl/log.h"
 
@@ -1120,10 +1121,22 @@ static void init_snmp_without_mibs(void)
 	free(saved);
 }
 
+/* SNMP's subscription: tunnel up and down notifications. */
+static void agent_on_event(const struct event *ev, void *arg)
+{
+	(void)arg;
+	if (ev->kind == EV_TUNNEL_UP)
+		snmpagent_notify_tunnel_up(ev->t);
+	else if (ev->kind == EV_TUNNEL_DOWN)
+		snmpagent_notify_tunnel_down(ev->t, ev->why);
+}
+
 int snmpagent_init(const struct l2tpd_config *c)
 {
 	if (!c->snmp.enabled || agent.on)
 		return 0;
+	if (event_subscribe(agent_on_event, NULL) < 0)
+		return -1;
 	agent.on = true;
 	agent.by_config_id = c->snmp_config_id;
 	snprintf(agent.socket, sizeof(agent.socket), "%s", c->snmp.agentx_socket);
@@ -1132,6 +1145,7 @@ int snmpagent_init(const struct l2tpd_config *c)
 	if (init_agent(SNMP_APP) != 0 || agent_register() < 0) {
 		log_warnx("snmp: cannot set up the net-snmp agent library; SNMP disabled");
 		agent.on = false;	/* the trees stay as they are, unread */
+		event_unsubscribe(agent_on_event, NULL);
 		return -1;
 	}
 	/* init_agent() sets a 15 s default; 0: no pings, no reconnect of its own */
@@ -1159,5 +1173,6 @@ void snmpagent_shutdown(void)
 	usl_timer_cancel(&agent.timer);
 	usl_timer_cancel(&agent.retry);
 	netsnmp_large_fd_set_cleanup(&agent.fds);
+	event_unsubscribe(agent_on_event, NULL);
 	agent.on = false;
 }

@@ -7,12 +7,14 @@
  * by CCID for listings and SNMP walks.  Nothing walks every tunnel except
  * list/show and shutdown.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dp.h"
+#include "event.h"
 #include "l2tpv3d.h"
 #include "usl/buf.h"
 #include "usl/log.h"
@@ -130,22 +132,15 @@ static int tunnel_on_send(struct l2tp_cc *cc, const uint8_t *buf, size_t len)
 	return transport_send(t, buf, len);
 }
 
+/* Whoever waits for this tunnel (the control socket) gets its answer. */
 static void tunnel_reply_waiters(struct tunnel *t, enum ctl_status st, const char *err,
 				 const struct l2tp_result *why)
 {
-	struct usl_list *pos, *tmp;
+	struct event ev = { .kind = EV_WAITERS, .t = t, .why = why, .waiters = &t->waiters,
+			    .st = st, .err = err };
 
-	usl_list_foreach_safe(pos, tmp, &t->waiters) {
-		json_object *data = NULL;
-
-		usl_list_del(pos);
-		if (st == CTL_OK)
-			data = tunnel_json(t, false);
-		else if (why != NULL)
-			data = json_object_new_object(),
-			json_object_object_add(data, "result", result_json(why, true));
-		ctl_req_reply(ctl_req_from_link(pos), st, err, data);
-	}
+	if (!usl_list_empty(&t->waiters))
+		event_publish(&ev);
 }
 
 static void tunnel_announce_up(struct tunnel *t)
@@ -161,9 +156,7 @@ static void tunnel_announce_up(struct tunnel *t)
 	tunnel_reply_waiters(t, CTL_OK, NULL, NULL);
 	if (t->origin == ORIGIN_CONFIG)
 		static_tunnel_up(t->name);
-	ctl_event("tunnel-up", t, NULL, NULL);
-	snmpagent_notify_tunnel_up(t);
-	hooks_run("tunnel-up", t, NULL);
+	event_emit(EV_TUNNEL_UP, t, NULL, NULL);
 }
 
 /* Why a tunnel that never came up failed, as the CLI caller should read it. */
@@ -205,9 +198,7 @@ static void tunnel_announce_down(struct tunnel *t, const struct l2tp_result *why
 	if (t->up) {
 		t->up = false;
 		l2tpd.n_tunnels_up--;
-		ctl_event("tunnel-down", t, NULL, why);
-		snmpagent_notify_tunnel_down(t, why);
-		hooks_run("tunnel-down", t, NULL);
+		event_emit(EV_TUNNEL_DOWN, t, NULL, why);
 	}
 	if (!usl_list_empty(&t->waiters)) {
 		st = tunnel_fail_status(t, err, sizeof(err), why);
@@ -459,7 +450,7 @@ struct tunnel *tunnel_connect(const struct cfg_addr *peer, const struct cfg_addr
 		transport_tunnel_connect(t, (struct sockaddr *)&t->remote);
 	usl_list_add_tail(&t->peer->connecting, &t->connecting_link);
 	l2tpd.n_half_open++;
-	ctl_event("tunnel-created", t, NULL, NULL);
+	event_emit(EV_TUNNEL_CREATED, t, NULL, NULL);
 	if (l2tp_cc_connect(t->cc) < 0) {
 		snprintf(err, errlen, "cannot send SCCRQ: %s", strerror(errno));
 		tunnel_delete(t, L2TP_STOPCCN_GENERAL_ERROR, "local error");
@@ -508,7 +499,7 @@ static void tunnel_destroy(struct tunnel *t)
 	l2tp_cc_get_stats(t->cc, &st);
 	l2tpd.stats.retransmits += st.retransmits;	/* `stats` adds the live tunnels' */
 	tunnel_announce_down(t, l2tp_cc_close_reason(t->cc));
-	ctl_event("tunnel-deleted", t, NULL, l2tp_cc_close_reason(t->cc));
+	event_emit(EV_TUNNEL_DELETED, t, NULL, l2tp_cc_close_reason(t->cc));
 	/* a static tunnel lost on its own comes back (its name is still indexed) */
 	if (t->origin == ORIGIN_CONFIG && t->name_indexed)
 		static_tunnel_lost(t->name);
@@ -516,8 +507,9 @@ static void tunnel_destroy(struct tunnel *t)
 	transport_tunnel_close(t);
 	l2tp_cc_free(t->cc);	/* deferred by the engine while inside its callback */
 	free(t);
-	if (l2tpd.shutting_down)
-		l2tpd_shutdown_done_check();
+	/* the last tunnel closed by a shutdown ends the loop */
+	if (l2tpd.shutting_down && l2tpd.n_tunnels == 0)
+		usl_loop_exit(l2tpd.loop);
 }
 
 static void tunnel_free(struct tunnel *t)
@@ -822,10 +814,11 @@ static void tunnel_inherit(struct tunnel *nt, struct tunnel_heir *h, const char 
 	struct usl_list *pos, *tmp;
 
 	if (nt == NULL) {
-		usl_list_foreach_safe(pos, tmp, &h->waiters) {
-			usl_list_del(pos);
-			ctl_req_reply(ctl_req_from_link(pos), CTL_E_PEER, why, NULL);
-		}
+		struct event ev = { .kind = EV_WAITERS, .waiters = &h->waiters, .st = CTL_E_PEER,
+				    .err = why };
+
+		if (!usl_list_empty(&h->waiters))
+			event_publish(&ev);
 		if (h->origin == ORIGIN_CONFIG && h->name != NULL)
 			static_tunnel_lost(h->name);
 		free(h->name);
@@ -997,7 +990,7 @@ static void tunnel_accept(const struct l2tp_rx *rx, const struct l2tp_msg *m,
 	if (rx->encap == L2TP_ENCAP_UDP)
 		transport_tunnel_connect(t, rx->from);
 	heir_settle(h, held, t, "lost tie breaker");
-	ctl_event("tunnel-created", t, NULL, NULL);
+	event_emit(EV_TUNNEL_CREATED, t, NULL, NULL);
 	id = t->id;
 	tunnel_input(t, rx->buf, rx->len, rx->from);
 	/* validated, so the engine took it; should it not, nothing may linger */
@@ -1146,6 +1139,16 @@ static json_object *tunnel_counters_json(const struct tunnel *t)
 	return o;
 }
 
+/* "addr:port" over UDP; over IP there is no port to show, only the address. */
+static void tunnel_addr_str(const struct tunnel *t, const union saddr *sa, char *buf, size_t len)
+{
+	const void *in = sa->sa.sa_family == AF_INET6 ? (const void *)&sa->in6.sin6_addr
+						       : (const void *)&sa->in4.sin_addr;
+
+	if (t->encap == L2TP_ENCAP_UDP || inet_ntop(sa->sa.sa_family, in, buf, (socklen_t)len) == NULL)
+		sockaddr_str(&sa->sa, buf, len);
+}
+
 json_object *tunnel_json(const struct tunnel *t, bool detail)
 {
 	json_object *o = json_object_new_object();
@@ -1156,9 +1159,9 @@ json_object *tunnel_json(const struct tunnel *t, bool detail)
 	json_add_int(o, "peer_tunnel_id", l2tp_cc_peer_ccid(t->cc));
 	json_add_str(o, "name", name_str(t->name));
 	json_add_str(o, "state", l2tp_cc_state_name(l2tp_cc_state(t->cc)));
-	sockaddr_str((const struct sockaddr *)&t->remote, a, sizeof(a));
+	tunnel_addr_str(t, &t->remote, a, sizeof(a));
 	json_add_str(o, "peer", a);
-	sockaddr_str((const struct sockaddr *)&t->local, a, sizeof(a));
+	tunnel_addr_str(t, &t->local, a, sizeof(a));
 	json_add_str(o, "local", a);
 	json_add_str(o, "encap", t->encap == L2TP_ENCAP_IP ? "ip" : "udp");
 	json_add_str(o, "peer_host_name", l2tp_cc_peer_host_name(t->cc));
@@ -1177,9 +1180,4 @@ json_object *tunnel_json(const struct tunnel *t, bool detail)
 			json_object_object_add(o, "dataplane", dp);
 	}
 	return o;
-}
-
-void tunnel_add_waiter(struct tunnel *t, struct ctl_req *r)
-{
-	usl_list_add_tail(&t->waiters, ctl_req_link(r));
 }

@@ -29,7 +29,8 @@ INTEGRATION_TESTS = \
 	tests/integration/metrics.sh \
 	tests/integration/ports.sh \
 	tests/integration/demo.sh \
-	tests/integration/interop.sh
+	tests/integration/interop.sh \
+	tests/integration/ip-encap.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += tests/integration/lib.sh $(INTEGRATION_TESTS) scripts/lib.sh scripts/demo \
 	tests/integration/promcheck.py tests/integration/peer.py

@@ -37,7 +37,9 @@ for fam in 4 6; do
 	[ "$(jq -r .state <<<"$bt")" = established ] && [ "$(jq -r .encap <<<"$bt")" = ip ] &&
 		[ "$(jq -r .peer_tunnel_id <<<"$bt")" = "$TID" ]
 	log_test $? "IPv$fam: B sees it over IP with A's CCID"
-	! jq -r '.peer, .local' <<<"$bt" | grep -Eq ':[0-9]+$'
+	# "a.b.c.d:port" or "[v6]:port" is a UDP form; a bare address is right
+	! jq -r '.peer, .local' <<<"$bt" | grep -Eq '^\[.*\]:[0-9]+$|^[0-9.]+:[0-9]+$' &&
+		[ "$(jq -r .peer <<<"$bt")" = "$([ $fam = 4 ] && echo $A_ADDR || echo $A_ADDR6)" ]
 	log_test $? "IPv$fam: no UDP port shown for an IP tunnel ($(jq -r .peer <<<"$bt"))"
 	out=$(ctlj a session create tunnel "$TID" remote-end-id pw$fam)
 	SID=$(jq -r .session_id <<<"$out")

@@ -1,0 +1,59 @@
+/*
+ * src/event.c - the fan-out of tunnel and session events (see event.h).
+ */
+#include <stddef.h>
+
+#include "event.h"
+
+#define MAX_SUBSCRIBERS	8	/* control socket, hooks, SNMP, metrics: a handful */
+
+static struct {
+	event_fn fn;
+	void *arg;
+} subs[MAX_SUBSCRIBERS];
+static unsigned n_subs;
+
+static const char *const names[EV__COUNT] = {
+	[EV_TUNNEL_CREATED] = "tunnel-created",
+	[EV_TUNNEL_UP] = "tunnel-up",
+	[EV_TUNNEL_DOWN] = "tunnel-down",
+	[EV_TUNNEL_DELETED] = "tunnel-deleted",
+	[EV_SESSION_CREATED] = "session-created",
+	[EV_SESSION_UP] = "session-up",
+	[EV_SESSION_DOWN] = "session-down",
+	[EV_SESSION_DELETED] = "session-deleted",
+	[EV_WAITERS] = NULL,
+};
+
+const char *event_name(enum event_kind k)
+{
+	return (unsigned)k < EV__COUNT ? names[k] : NULL;
+}
+
+int event_subscribe(event_fn fn, void *arg)
+{
+	if (n_subs >= MAX_SUBSCRIBERS)
+		return -1;
+	subs[n_subs].fn = fn;
+	subs[n_subs].arg = arg;
+	n_subs++;
+	return 0;
+}
+
+void event_unsubscribe(event_fn fn, void *arg)
+{
+	for (unsigned i = 0; i < n_subs; i++) {
+		if (subs[i].fn != fn || subs[i].arg != arg)
+			continue;
+		for (unsigned j = i + 1; j < n_subs; j++)
+			subs[j - 1] = subs[j];
+		n_subs--;
+		return;
+	}
+}
+
+void event_publish(const struct event *ev)
+{
+	for (unsigned i = 0; i < n_subs; i++)
+		subs[i].fn(ev, subs[i].arg);
+}

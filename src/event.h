@@ -1,0 +1,65 @@
+/*
+ * src/event.h - tunnel and session events, published once by the domain
+ * layer (tunnel.c, session.c) and fanned out to whoever subscribed: the
+ * control socket (monitor clients, requests waiting for an object), hooks,
+ * SNMP notifications.  The domain layer knows no consumer; a new consumer
+ * is one subscriber in its own file.
+ */
+#ifndef L2TPD_EVENT_H
+#define L2TPD_EVENT_H
+
+#include "ctl_proto.h"
+#include "proto/msg.h"
+#include "usl/list.h"
+
+struct tunnel;
+struct session;
+
+enum event_kind {
+	EV_TUNNEL_CREATED,
+	EV_TUNNEL_UP,		/* established, and in the data plane */
+	EV_TUNNEL_DOWN,		/* was up */
+	EV_TUNNEL_DELETED,
+	EV_SESSION_CREATED,
+	EV_SESSION_UP,
+	EV_SESSION_DOWN,
+	EV_SESSION_DELETED,
+	/*
+	 * The requests parked in `waiters` (struct ctl_req links, opaque
+	 * here) are answered: st CTL_OK when the object (s, else t) is up,
+	 * else st/err say why, and why is the peer's result if any.
+	 */
+	EV_WAITERS,
+	EV__COUNT
+};
+
+struct event {
+	enum event_kind kind;
+	const struct tunnel *t;
+	const struct session *s;
+	const struct l2tp_result *why;	/* on the way down: the result code */
+	/* EV_WAITERS */
+	struct usl_list *waiters;
+	enum ctl_status st;
+	const char *err;
+};
+
+/* "tunnel-up", "session-deleted"...: the monitor's names; NULL for EV_WAITERS. */
+const char *event_name(enum event_kind k);
+
+typedef void (*event_fn)(const struct event *ev, void *arg);
+/* Adds a subscriber (called in subscription order).  0, or -1 when full. */
+int event_subscribe(event_fn fn, void *arg);
+void event_unsubscribe(event_fn fn, void *arg);
+void event_publish(const struct event *ev);
+
+/* The common case: an object changed. */
+static inline void event_emit(enum event_kind k, const struct tunnel *t,
+			      const struct session *s, const struct l2tp_result *why)
+{
+	struct event ev = { .kind = k, .t = t, .s = s, .why = why };
+
+	event_publish(&ev);
+}
+
+#endif
