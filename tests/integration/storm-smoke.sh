@@ -21,6 +21,14 @@ grep -q "established: LAC $N tunnels / $N sessions, LNS $N tunnels / $N sessions
 log_test $? "all $N tunnels and sessions established on both sides"
 [ "$(tail -n 1 "$OUT/samples.csv" | cut -d, -f2)" = "$N" ] && [ -s "$OUT/summary.txt" ]
 log_test $? "samples.csv ends with $N tunnels on the LNS"
+# the same over L2TP/IP (protocol 115): on a host without l2tp_ip the null
+# data plane carries the control channel over raw IP sockets
+mkdir "$OUT/ip"
+"$top_srcdir/scripts/tunnel-storm" -n 200 -s 1 --encap ip --timeout 60 --bindir "$top_builddir" \
+	--out "$OUT/ip" > "$OUT/ip/stdout" 2>&1 &&
+	grep -q "established: LAC 200 tunnels / 200 sessions, LNS 200 tunnels / 200 sessions; failed requests 0" \
+	"$OUT/ip/stdout"
+log_test $? "tunnel-storm --encap ip: 200 tunnels and sessions over IP on both sides"
 if command -v gnuplot >/dev/null; then
 	[ -s "$OUT/storm.png" ]
 	log_test $? "storm.png written"
