@@ -340,7 +340,8 @@ static int env_session(struct hook_job *job, const struct session *s)
 	    env_add(job, "L2TP_PEER_SESSION_ID", "%" PRIu32,
 		    s->sess ? l2tp_sess_remote_sid(s->sess) : 0) < 0 ||
 	    env_add(job, "L2TP_SESSION_NAME", "%s", name_str(s->name)) < 0 ||
-	    env_add(job, "L2TP_PW_TYPE", "%s", str_or_empty(l2tp_pw_type_name(pw))) < 0 ||
+	    /* the configuration's and the CLI's words (eth, eth_vlan, ppp): one vocabulary */
+	    env_add(job, "L2TP_PW_TYPE", "%s", str_or_empty(config_pw_type_name(pw))) < 0 ||
 	    env_add(job, "L2TP_IFNAME", "%.*s", (int)sizeof(s->ifname), s->ifname) < 0 ||
 	    env_add_bytes(job, "L2TP_REMOTE_END_ID", rei, rei_len) < 0)
 		return -1;

@@ -51,9 +51,9 @@ const uint8_t *l2tp_sess_remote_end_id(const struct l2tp_sess *s, uint16_t *len)
 	return (const uint8_t *)s->rei;
 }
 
-const char *l2tp_pw_type_name(uint16_t pw)
+const char *config_pw_type_name(uint16_t pw)
 {
-	return pw == 5 ? "Ethernet" : pw == 4 ? "Ethernet VLAN" : "unknown";
+	return pw == 5 ? "eth" : pw == 4 ? "eth_vlan" : pw == 7 ? "ppp" : "unknown";
 }
 
 const char *sockaddr_ntop(const struct sockaddr *sa)
@@ -390,7 +390,8 @@ START_TEST(test_env_session_captured_at_event)
 	ck_assert_env(dump, "L2TP_SESSION_ID", "9");
 	ck_assert_env(dump, "L2TP_PEER_SESSION_ID", "4242");
 	ck_assert_env(dump, "L2TP_SESSION_NAME", "cust-a");
-	ck_assert_env(dump, "L2TP_PW_TYPE", "Ethernet");
+	/* the words of the configuration and the CLI, which the man page's example tests */
+	ck_assert_env(dump, "L2TP_PW_TYPE", "eth");
 	ck_assert_env(dump, "L2TP_IFNAME", "l2tpeth-late");
 	ck_assert_env(dump, "L2TP_REMOTE_END_ID", "circuit-7");
 	ck_assert_env(dump, "PATH", "/usr/sbin:/usr/bin:/sbin:/bin");
