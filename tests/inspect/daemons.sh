@@ -26,11 +26,11 @@ it_setup
 # and the tool reports a retransmission interval that stops growing below it.
 PROFILES='tunnel_profiles = (
   { name = "default"; retransmit_initial = 0.2; retransmit_cap = 8.0; max_retries = 12;
-    sccrq_max_retries = 12; },
+    sccrq_max_retries = 12; sccrp_max_retries = 12; },
   { name = "secure"; digest = "md5"; secret = "s3cret"; hide_avps = true; hello_interval = 1;
-    retransmit_initial = 0.2; retransmit_cap = 8.0; max_retries = 12; },
+    retransmit_initial = 0.2; retransmit_cap = 8.0; max_retries = 12; sccrp_max_retries = 12; },
   { name = "ackmsg"; send_ack_msg = true; retransmit_initial = 0.2; retransmit_cap = 8.0;
-    max_retries = 12; } );
+    max_retries = 12; sccrp_max_retries = 12; } );
 session_profiles = ( { name = "default"; cookie_len = 8; } );'
 # over IP needs the kernel's l2tp_ip loaded (the listener fails without it);
 # loading modules is left to whoever runs the tests
