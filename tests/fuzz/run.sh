@@ -71,32 +71,29 @@ python3 tests/fuzz/mkseeds.py "$out/engine-seeds" tests/fixtures/pcap/*.pcap || 
 	exit 1
 }
 
-if [ "$secs" -gt 0 ]; then
-	echo "fuzzing for ${secs}s: $out/fuzz_msg (corpus $out/corpus)"
+# fuzz NAME TARGET SECONDS PREFIX LOG [libFuzzer options...]: one run, its
+# figures, and the end of its log with a FAIL line on any finding.
+fuzz() {
+	name=$1 target=$2 t=$3 prefix=$4 log=$5
+	shift 5
+	echo "fuzzing for ${t}s: $target"
 	# -error_exitcode: libFuzzer's default, 77, would read as "skipped"
-	"$out/fuzz_msg" -max_total_time="$secs" -error_exitcode=1 -timeout_exitcode=1 \
-		-detect_leaks=1 -print_final_stats=1 -max_len=4100 \
-		-artifact_prefix="$out/" "$out/corpus" "$out/seeds" >"$out/fuzz.log" 2>&1
+	"$target" -max_total_time="$t" -error_exitcode=1 -timeout_exitcode=1 -detect_leaks=1 \
+		-print_final_stats=1 -artifact_prefix="$prefix" "$@" >"$log" 2>&1
 	rc=$?
 	grep -E "^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)|cov: " \
-		"$out/fuzz.log" | tail -4
-	if [ $rc -ne 0 ]; then
-		tail -40 "$out/fuzz.log"
-		echo "FAIL: the fuzzer found a problem (rc $rc); reproducer in $out/crash-* or leak-*"
-		exit 1
-	fi
-fi
-echo "fuzzing for ${esecs}s: $out/fuzz_engine (corpus $out/engine-corpus)"
-"$out/fuzz_engine" -max_total_time="$esecs" ${FUZZ_RUNS:+-runs=$FUZZ_RUNS} -error_exitcode=1 \
-	-timeout_exitcode=1 -detect_leaks=1 -print_final_stats=1 -max_len=16384 -timeout=10 \
-	-artifact_prefix="$out/engine-" "$out/engine-corpus" "$out/engine-seeds" \
-	>"$out/fuzz-engine.log" 2>&1
-rc=$?
-grep -E "^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)|cov: " \
-	"$out/fuzz-engine.log" | tail -4
-if [ $rc -ne 0 ]; then
-	tail -60 "$out/fuzz-engine.log"
-	echo "FAIL: the engine fuzzer found a problem (rc $rc); reproducer in $out/engine-crash-* or engine-leak-*"
+		"$log" | tail -4
+	[ $rc -eq 0 ] && return 0
+	tail -60 "$log"
+	echo "FAIL: the $name fuzzer found a problem (rc $rc); reproducer in ${prefix}crash-* or ${prefix}leak-*"
 	exit 1
+}
+
+if [ "$secs" -gt 0 ]; then
+	fuzz codec "$out/fuzz_msg" "$secs" "$out/" "$out/fuzz.log" -max_len=4100 \
+		"$out/corpus" "$out/seeds"
 fi
+fuzz engine "$out/fuzz_engine" "$esecs" "$out/engine-" "$out/fuzz-engine.log" \
+	${FUZZ_RUNS:+-runs=$FUZZ_RUNS} -max_len=16384 -timeout=10 \
+	"$out/engine-corpus" "$out/engine-seeds"
 echo "PASS: no crash, sanitizer report, leak or oracle abort (codec ${secs}s, engine ${esecs}s)"

@@ -174,100 +174,94 @@ START_TEST(test_ratelimit_flush)
 }
 END_TEST
 
-START_TEST(test_stderr_format)
+/*
+ * Runs fn in a child whose stderr is a pipe (so stderr and fatalx's
+ * exit(1) do not touch the test runner), and returns what it wrote.
+ */
+static int run_child(void (*fn)(void), char *out, size_t outlen)
 {
-	int pfd[2];
-	char out[256] = "";
+	int pfd[2], status;
 	size_t len = 0;
 	ssize_t n;
 	pid_t pid;
-	int status;
 
-	/* In a child, so stderr and exit(1) do not touch the test runner. */
 	ck_assert_int_eq(pipe(pfd), 0);
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
 		dup2(pfd[1], STDERR_FILENO);
 		log_set_sink(NULL, NULL);
-		log_init("l2tpv3d", LOG_LVL_INFO, true);
-		log_info("started");
-		fatalx("giving up on %s", "everything");
+		fn();
+		_exit(0);
 	}
 	close(pfd[1]);
 	/* Each line is its own write(); read until the child is gone. */
-	while ((n = read(pfd[0], out + len, sizeof(out) - 1 - len)) > 0)
+	while ((n = read(pfd[0], out + len, outlen - 1 - len)) > 0)
 		len += (size_t)n;
+	out[len] = '\0';
 	close(pfd[0]);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert(WIFEXITED(status));
-	ck_assert_int_eq(WEXITSTATUS(status), 1);
+	return WEXITSTATUS(status);
+}
+
+static void child_plain(void)
+{
+	log_init("l2tpv3d", LOG_LVL_INFO, true);
+	log_info("started");
+	fatalx("giving up on %s", "everything");
+}
+
+START_TEST(test_stderr_format)
+{
+	char out[256];
+
+	ck_assert_int_eq(run_child(child_plain, out, sizeof(out)), 1);
 	ck_assert_str_eq(out, "l2tpv3d: info: started\nl2tpv3d: error: giving up on everything\n");
 }
 END_TEST
 
+/* stderr is the journal stream that JOURNAL_STREAM names */
+static void child_journal(void)
+{
+	struct stat st;
+	char js[64];
+
+	fstat(STDERR_FILENO, &st);
+	snprintf(js, sizeof(js), "%llu:%llu", (unsigned long long)st.st_dev,
+		 (unsigned long long)st.st_ino);
+	setenv("JOURNAL_STREAM", js, 1);
+	log_init("l2tpv3d", LOG_LVL_DEBUG, true);
+	log_debug("tick");
+	log_info("started");
+	log_warnx("peer %s refused", "x");
+	fatalx("giving up on %s", "everything");
+}
+
 /* stderr is the journal (JOURNAL_STREAM names it): priorities, no identifier. */
 START_TEST(test_journal_format)
 {
-	int pfd[2];
-	char out[256] = "", js[64];
-	size_t len = 0;
-	struct stat st;
-	ssize_t n;
-	pid_t pid;
-	int status;
+	char out[256];
 
-	ck_assert_int_eq(pipe(pfd), 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		dup2(pfd[1], STDERR_FILENO);
-		fstat(STDERR_FILENO, &st);
-		snprintf(js, sizeof(js), "%llu:%llu", (unsigned long long)st.st_dev,
-			 (unsigned long long)st.st_ino);
-		setenv("JOURNAL_STREAM", js, 1);
-		log_set_sink(NULL, NULL);
-		log_init("l2tpv3d", LOG_LVL_DEBUG, true);
-		log_debug("tick");
-		log_info("started");
-		log_warnx("peer %s refused", "x");
-		fatalx("giving up on %s", "everything");
-	}
-	close(pfd[1]);
-	while ((n = read(pfd[0], out + len, sizeof(out) - 1 - len)) > 0)
-		len += (size_t)n;
-	close(pfd[0]);
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_int_eq(run_child(child_journal, out, sizeof(out)), 1);
 	ck_assert_str_eq(out, "<7>debug: tick\n<6>info: started\n<4>warning: peer x refused\n"
 			 "<3>error: giving up on everything\n");
 }
 END_TEST
 
+static void child_elsewhere(void)
+{
+	setenv("JOURNAL_STREAM", "1:1", 1);
+	log_init("l2tpv3d", LOG_LVL_INFO, true);
+	fatalx("bye");
+}
+
 /* A JOURNAL_STREAM inherited by something whose stderr went elsewhere: plain text. */
 START_TEST(test_journal_stream_elsewhere)
 {
-	int pfd[2];
-	char out[256] = "";
-	size_t len = 0;
-	ssize_t n;
-	pid_t pid;
-	int status;
+	char out[256];
 
-	ck_assert_int_eq(pipe(pfd), 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		dup2(pfd[1], STDERR_FILENO);
-		setenv("JOURNAL_STREAM", "1:1", 1);
-		log_set_sink(NULL, NULL);
-		log_init("l2tpv3d", LOG_LVL_INFO, true);
-		fatalx("bye");
-	}
-	close(pfd[1]);
-	while ((n = read(pfd[0], out + len, sizeof(out) - 1 - len)) > 0)
-		len += (size_t)n;
-	close(pfd[0]);
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_int_eq(run_child(child_elsewhere, out, sizeof(out)), 1);
 	ck_assert_str_eq(out, "l2tpv3d: error: bye\n");
 }
 END_TEST
