@@ -226,12 +226,30 @@ START_TEST(test_pw_type_refused)
 }
 END_TEST
 
+/*
+ * The LAC opens a session with cfg; the LNS must answer with a CDN for it.
+ * Returns the session's local id; *m is the CDN as sent.
+ */
+static uint32_t open_expect_cdn(struct harness *h,
+				const struct l2tp_sess_cfg *cfg,
+				struct l2tp_msg *m)
+{
+	struct l2tp_sess *s = l2tp_sess_open(h_cc(h, LAC), cfg, NULL);
+	uint32_t sid;
+
+	ck_assert_ptr_nonnull(s);
+	sid = l2tp_sess_local_sid(s);
+	h_run_for(h, usl_time_s(1));
+	ck_assert_ptr_nonnull(find_for(h, LNS, L2TP_MSG_CDN, 0, m));
+	ck_assert_uint_eq(m->remote_sid, sid);
+	return sid;
+}
+
 /* Sequencing asked for without an L2-Specific Sublayer: CDN 15. */
 START_TEST(test_seq_without_l2ss)
 {
 	struct harness *h = up(131);
 	struct l2tp_sess_cfg cfg;
-	struct l2tp_sess *s;
 	struct l2tp_msg m;
 	const struct h_event *ev;
 	uint32_t sid;
@@ -241,13 +259,8 @@ START_TEST(test_seq_without_l2ss)
 	cfg.l2ss = 0;
 	cfg.remote_end_id = (const uint8_t *)"c";
 	cfg.remote_end_id_len = 1;
-	s = l2tp_sess_open(h_cc(h, LAC), &cfg, NULL);
-	ck_assert_ptr_nonnull(s);
-	sid = l2tp_sess_local_sid(s);
-	h_run_for(h, usl_time_s(1));
-	ck_assert_ptr_nonnull(find_for(h, LNS, L2TP_MSG_CDN, 0, &m));
+	sid = open_expect_cdn(h, &cfg, &m);
 	ck_assert_uint_eq(m.result.result, L2TP_CDN_SEQ_WITHOUT_L2SS);
-	ck_assert_uint_eq(m.remote_sid, sid);
 	ev = h_last_sess_event(h, LAC, sid, L2TP_SESS_CLOSED);
 	ck_assert_ptr_nonnull(ev);
 	ck_assert_uint_eq(ev->result, L2TP_CDN_SEQ_WITHOUT_L2SS);
@@ -295,22 +308,15 @@ START_TEST(test_l2ss_unsupported)
 {
 	struct harness *h = up(143);
 	struct l2tp_sess_cfg cfg;
-	struct l2tp_sess *s;
 	struct l2tp_msg m;
-	uint32_t sid;
 
 	l2tp_sess_cfg_init(&cfg);
 	cfg.l2ss = 7;
 	cfg.remote_end_id = (const uint8_t *)"c";
 	cfg.remote_end_id_len = 1;
-	s = l2tp_sess_open(h_cc(h, LAC), &cfg, NULL);
-	ck_assert_ptr_nonnull(s);
-	sid = l2tp_sess_local_sid(s);
-	h_run_for(h, usl_time_s(1));
-	ck_assert_ptr_nonnull(find_for(h, LNS, L2TP_MSG_CDN, 0, &m));
+	open_expect_cdn(h, &cfg, &m);
 	ck_assert_uint_eq(m.result.result, L2TP_CDN_GENERAL_ERROR);
 	ck_assert_uint_eq(m.result.error, L2TP_ERR_BAD_VALUE);
-	ck_assert_uint_eq(m.remote_sid, sid);
 	ck_assert(m.result.message.len > 0 &&
 		  memmem(m.result.message.p, m.result.message.len, "type 7", 6) != NULL);
 	ck_assert_int_eq(h->end[LNS].n_sess, 0);
