@@ -12,14 +12,15 @@
  * again, oldest first (go-back-N); an acknowledgement that covers some but
  * not all of it (a partial ACK) resends the next unacknowledged message at
  * once.  A burst loss of k messages so recovers in O(log k) round trips,
- * not k timeouts.
+ * not k timeouts.  Retries are per message (rd.h); the timer gives up.
  *
  * Receiving: Nr is checked first (acknowledging what we never sent drops
  * the message), then Ns is classified: in order, duplicate (acknowledged at
  * once: the peer lost our ACK), ahead within our window (held, in a ring
- * indexed by Ns: O(1) whatever the window), or beyond it (dropped).  The ACK
- * rule is TCP's: at once after two in-order messages or any gap, else after
- * the delay unless a reply carries Nr first.
+ * indexed by Ns - Nr: O(1) whatever the window), or beyond it (dropped).
+ * The ACK rule is TCP's: at once after two in-order messages, a gap, or an
+ * in-order message with others held beyond it (it filled part of a gap);
+ * else after the delay, unless a transmission carries Nr first.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -92,6 +93,10 @@ void l2tp_rd_destroy(struct l2tp_rd *rd)
 /* Every transmission carries the current Nr, so a pending ACK rides along. */
 static void rd_transmit(struct l2tp_rd *rd, struct l2tp_rd_buf *b, bool retransmit)
 {
+	if (retransmit) {
+		b->retries++;
+		rd->n_retransmits++;
+	}
 	l2tp_msg_set_seq(b->buf, b->len, false, b->ns, rd->rcv_nxt);
 	rd->ack_pending = false;
 	rd->ack_asap = false;
@@ -115,7 +120,9 @@ static uint16_t rd_resent_outstanding(const struct l2tp_rd *rd)
 
 /*
  * Go-back-N: sends again, oldest first, what was in flight at the timeout,
- * as far as the window allows; new messages wait until all of it went.
+ * as far as the window allows; new messages wait until all of it went.  It
+ * stops at a message that used up its retries: once that one is the oldest,
+ * the retransmit timer gives up on it.
  */
 static void rd_recover(struct l2tp_rd *rd)
 {
@@ -124,11 +131,12 @@ static void rd_recover(struct l2tp_rd *rd)
 	while (!rd->dead && rd->in_recovery && rd->rtx_cursor != NULL &&
 	       rd_resent_outstanding(rd) < rd_window(rd)) {
 		b = rd->rtx_cursor;
+		if (b->retries >= b->max_retries)
+			break;
 		rd->rtx_cursor = b->link.next == &rd->inflight ? NULL :
 			usl_list_entry(b->link.next, struct l2tp_rd_buf, link);
 		if (rd->rtx_cursor != NULL && l2tp_seq_diff(rd->rtx_cursor->ns, rd->recover) >= 0)
 			rd->rtx_cursor = NULL;
-		rd->n_retransmits++;
 		rd_transmit(rd, b, true);
 	}
 }
@@ -176,6 +184,7 @@ int l2tp_rd_send(struct l2tp_rd *rd, const uint8_t *buf, size_t len, uint16_t ty
 	b->len = (uint16_t)len;
 	b->type = type;
 	b->ns = 0;
+	b->retries = 0;
 	b->max_retries = (uint16_t)(max_retries ? max_retries : rd->cfg.max_retries);
 	usl_list_add_tail(&rd->pending, &b->link);
 	rd->n_pending++;
@@ -260,7 +269,6 @@ static void rd_ack(struct l2tp_rd *rd, uint16_t n)
 			rd->ops->acked(rd, type);
 	}
 	rd_cwnd_grow(rd, acked);
-	rd->retries = 0;
 	rd->rto = rd->cfg.rtx_initial;
 	if (rd->in_recovery && !rd->dead)
 		rd_partial_ack(rd);
@@ -295,16 +303,18 @@ void l2tp_rd_ack_now(struct l2tp_rd *rd)
 
 /*
  * Delayed ACK gives a reply the chance to carry Nr, but never throttles
- * the sender: with two in-order messages unacknowledged, or a gap (the
- * peer must learn of it), or half our window held, the ACK goes when this
- * input is processed (l2tp_rd_ack_flush), TCP's rule.
+ * the sender: with two in-order messages unacknowledged, a gap (the peer
+ * must learn of it: the duplicate Nr tells it where we are), or an in-order
+ * message with others held beyond it (it filled a gap, or part of one: the
+ * peer is recovering and waits for this Nr), the ACK goes when this input
+ * is processed (l2tp_rd_ack_flush), TCP's rule (RFC 5681 4.2).
  */
 static void rd_schedule_ack(struct l2tp_rd *rd, bool in_order)
 {
 	rd->ack_pending = true;
 	if (in_order)
 		rd->unacked_rx++;
-	if (!in_order || rd->unacked_rx >= 2 || rd->n_held >= rd->cfg.rx_window / 2)
+	if (!in_order || rd->unacked_rx >= 2 || rd->n_held > 0)
 		rd->ack_asap = true;
 	if (!usl_timer_armed(&rd->ack_timer))
 		usl_timer_arm(rd->timers, &rd->ack_timer, rd->cfg.ack_delay);
@@ -346,8 +356,9 @@ static void rd_rtx_expired(struct usl_timer *t)
 /*
  * The oldest message went unacknowledged for a whole RTO: everything in
  * flight is presumed lost (go-back-N from the oldest, within the collapsed
- * window), the backoff doubles, and a peer that stays silent through
- * max_retries timeouts is given up on.
+ * window) and the backoff doubles.  When the oldest was already sent again
+ * max_retries times (by earlier timeouts, go-back-N or a partial ACK), the
+ * peer is given up on: a silent one after max_retries timeouts, as always.
  */
 static void rd_retransmit(struct l2tp_rd *rd)
 {
@@ -357,12 +368,11 @@ static void rd_retransmit(struct l2tp_rd *rd)
 	if (rd->n_inflight == 0 || rd->dead)
 		return;
 	b = usl_list_first_entry(&rd->inflight, struct l2tp_rd_buf, link);
-	if (rd->retries >= b->max_retries) {
+	if (b->retries >= b->max_retries) {
 		rd->dead = true;
-		rd->ops->give_up(rd, b->type, rd->retries);
+		rd->ops->give_up(rd, b->type, b->retries);
 		return;
 	}
-	rd->retries++;
 	rd_cwnd_collapse(rd);
 	next = usl_time_add(rd->rto, rd->rto);
 	rd->rto = usl_time_cmp(next, rd->cfg.rtx_cap) > 0 ? rd->cfg.rtx_cap : next;
@@ -390,13 +400,25 @@ static int rd_check_nr(const struct l2tp_rd *rd, uint16_t nr)
 }
 
 /*
- * Held messages all lie in [Nr, Nr + rx_window): Ns modulo the window is a
- * slot of its own, so holding, finding a duplicate and taking the next in
- * order are O(1) whatever the window (1,024 is normal).
+ * Held messages all lie in (Nr, Nr + rx_window): the ring's slot for Ns is
+ * its distance from Nr past held_head (the slot of Nr, which moves on with
+ * it), so holding, finding a duplicate and taking the next in order are
+ * O(1) whatever the window (1,024 is normal).  Not Ns modulo the window:
+ * 65,536 is no multiple of most windows, and Ns wraps.
  */
 static struct l2tp_rd_buf **rd_slot(struct l2tp_rd *rd, uint16_t ns)
 {
-	return &rd->held[ns % rd->cfg.rx_window];
+	unsigned d = (uint16_t)(ns - rd->rcv_nxt);
+
+	return &rd->held[(rd->held_head + d) % rd->cfg.rx_window];
+}
+
+/* Nr moves on by one; so does the ring's origin. */
+static void rd_rcv_advance(struct l2tp_rd *rd)
+{
+	rd->rcv_nxt++;
+	if (rd->held != NULL)
+		rd->held_head = (uint16_t)((rd->held_head + 1u) % rd->cfg.rx_window);
 }
 
 static enum l2tp_rd_verdict rd_hold(struct l2tp_rd *rd, uint16_t ns,
@@ -408,6 +430,7 @@ static enum l2tp_rd_verdict rd_hold(struct l2tp_rd *rd, uint16_t ns,
 		rd->held = calloc(rd->cfg.rx_window, sizeof(*rd->held));
 		if (rd->held == NULL)
 			return L2TP_RD_OUT_OF_WINDOW;	/* the peer will retransmit */
+		rd->held_head = 0;
 	}
 	slot = rd_slot(rd, ns);
 	if (*slot != NULL) {
@@ -422,6 +445,7 @@ static enum l2tp_rd_verdict rd_hold(struct l2tp_rd *rd, uint16_t ns,
 	nb->ns = ns;
 	nb->type = 0;
 	nb->max_retries = 0;
+	nb->retries = 0;
 	*slot = nb;
 	rd->n_held++;
 	rd->n_held_total++;
@@ -434,7 +458,15 @@ static enum l2tp_rd_verdict rd_classify(struct l2tp_rd *rd, uint16_t ns,
 	int d = l2tp_seq_diff(ns, rd->rcv_nxt);
 
 	if (d == 0) {
-		rd->rcv_nxt++;
+		/*
+		 * A copy of the held one that is now in order but not yet
+		 * taken (l2tp_rd_next_held): Nr must not pass it.
+		 */
+		if (rd->n_held > 0 && *rd_slot(rd, ns) != NULL) {
+			rd->n_duplicates++;
+			return L2TP_RD_DUPLICATE;
+		}
+		rd_rcv_advance(rd);
 		return L2TP_RD_DELIVER;
 	}
 	if (d < 0) {
@@ -446,6 +478,11 @@ static enum l2tp_rd_verdict rd_classify(struct l2tp_rd *rd, uint16_t ns,
 	return L2TP_RD_OUT_OF_WINDOW;
 }
 
+/*
+ * The ACK this input asks for is noted before anything goes out, so that
+ * whatever the acknowledgement releases (window, partial ACK) carries Nr in
+ * its place: no ZLB follows a message that already said as much.
+ */
 enum l2tp_rd_verdict l2tp_rd_input(struct l2tp_rd *rd, uint16_t ns, uint16_t nr,
 				   bool sequenced, const uint8_t *buf, size_t len)
 {
@@ -459,20 +496,22 @@ enum l2tp_rd_verdict l2tp_rd_input(struct l2tp_rd *rd, uint16_t ns, uint16_t nr,
 		if (v == L2TP_RD_OUT_OF_WINDOW)
 			return v;
 	}
-	rd_ack(rd, (uint16_t)acked);
-	rd_push(rd);
 	switch (v) {
 	case L2TP_RD_DELIVER:
 	case L2TP_RD_HELD:
 		rd_schedule_ack(rd, v == L2TP_RD_DELIVER);
 		break;
 	case L2TP_RD_DUPLICATE:
-		/* 4.2: duplicates MUST be acknowledged (our ACK was lost) */
-		rd_send_ack(rd);
+		rd->ack_pending = true;		/* sent below, unless carried */
 		break;
 	default:
 		break;
 	}
+	rd_ack(rd, (uint16_t)acked);
+	rd_push(rd);
+	/* 4.2: duplicates MUST be acknowledged (our ACK was lost): at once */
+	if (v == L2TP_RD_DUPLICATE && rd->ack_pending)
+		rd_send_ack(rd);
 	return v;
 }
 
@@ -488,7 +527,7 @@ struct l2tp_rd_buf *l2tp_rd_next_held(struct l2tp_rd *rd)
 		return NULL;
 	*slot = NULL;
 	rd->n_held--;
-	rd->rcv_nxt++;
+	rd_rcv_advance(rd);
 	rd_schedule_ack(rd, true);
 	if (rd->n_held == 0) {
 		free(rd->held);		/* idle connections keep no ring */

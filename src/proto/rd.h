@@ -10,6 +10,11 @@
  * they first leave, patches Nr on every transmission and hands them back
  * through ops->output for signing and sending.  Two timers per instance:
  * retransmit (armed for the oldest unacknowledged message) and delayed ACK.
+ *
+ * Retries are counted per message, whatever sent it again (a timeout,
+ * go-back-N, a partial ACK): none is sent more than 1 + max_retries times,
+ * and the retransmit timer gives up on the oldest once its retries are used
+ * up and it still goes unacknowledged for an RTO.
  */
 #ifndef L2TP_RD_H
 #define L2TP_RD_H
@@ -58,6 +63,7 @@ struct l2tp_rd_buf {
 	uint16_t type;
 	uint16_t len;
 	uint16_t max_retries;
+	uint16_t retries;		/* times sent again (any cause) */
 	uint8_t buf[];
 };
 
@@ -83,7 +89,6 @@ struct l2tp_rd {
 	uint16_t n_inflight, n_pending;
 	uint16_t peer_rwin;		/* 4 until the peer says (4.2) */
 	uint16_t cwnd, ssthresh, cwnd_acks;
-	unsigned retries;		/* timeouts without progress (give_up past max) */
 	usl_time rto;
 	struct usl_timer rtx_timer;
 	bool dead;			/* gave up: no more transmissions */
@@ -92,7 +97,8 @@ struct l2tp_rd {
 	 * `recover`) is presumed lost and sent again, oldest first, within the
 	 * congestion window (go-back-N); a partial ACK resends the next
 	 * unacknowledged message at once (NewReno).  rtx_cursor: the next one
-	 * to send again, NULL when all were.
+	 * to send again, NULL when all were.  A message whose retries are used
+	 * up stops it there: the retransmit timer decides.
 	 */
 	bool in_recovery;
 	uint16_t recover;
@@ -100,10 +106,11 @@ struct l2tp_rd {
 
 	/* receiving */
 	uint16_t rcv_nxt;		/* Nr: next Ns expected */
-	struct l2tp_rd_buf **held;	/* out of order: a ring of rx_window slots by Ns,
+	struct l2tp_rd_buf **held;	/* out of order: a ring of rx_window slots,
 					   allocated at the first gap, freed when empty */
 	uint16_t n_held;
 	uint16_t unacked_rx;		/* in-order messages received since our last Nr */
+	uint16_t held_head;		/* the ring's slot for Ns == rcv_nxt */
 	struct usl_timer ack_timer;
 	bool ack_pending;
 	bool ack_asap;			/* acknowledge when the current input is done */
@@ -153,8 +160,9 @@ void l2tp_rd_ack_now(struct l2tp_rd *rd);
 
 /*
  * After a received message was processed: sends the acknowledgement that
- * the ACK rule asks for at once (two or more in-order messages, or a gap),
- * unless a reply already carried it.  The owner calls it once per input.
+ * the ACK rule asks for at once (two or more in-order messages, a gap, or
+ * messages held beyond one), unless a reply already carried it.  The owner
+ * calls it once per input.
  */
 void l2tp_rd_ack_flush(struct l2tp_rd *rd);
 
