@@ -75,9 +75,7 @@ static struct usl_timer accept_timer;	/* ends a pause of accepting */
 static struct log_ratelimit accept_rl = LOG_RATELIMIT_INIT(10, 5);
 static struct log_ratelimit slow_rl = LOG_RATELIMIT_INIT(10, 5);
 
-/* the control socket's counters live in l2tpd.ctl (show daemon, stats, metrics) */
-#define ctl_stats l2tpd.ctl
-
+/* The control socket's counters are l2tpd.ctl: metrics.c reads them without calling in here. */
 
 typedef void (*ctl_handler)(struct ctl_conn *c, int64_t id, json_object *args);
 
@@ -96,7 +94,7 @@ static void conn_drop(struct ctl_conn *c, const char *why)
 {
 	size_t unread = conn_pending(c);
 
-	ctl_stats.dropped_slow++;
+	l2tpd.ctl.dropped_slow++;
 	log_warnx_rl(&slow_rl, usl_timerset_now(l2tpd.timers),
 		     "control: %sclient too slow (%zu bytes unread), disconnecting it", why, unread);
 	c->closing = c->dropped = true;
@@ -210,7 +208,7 @@ static void ctl_event(const char *event, const struct tunnel *t, const struct se
 			json_add_int(ev, "tunnel_id", t->id);
 			if (s != NULL)
 				json_add_int(ev, "session_id", s->id);
-			sockaddr_str((const struct sockaddr *)&t->remote, a, sizeof(a));
+			tunnel_peer_str(t, a, sizeof(a));
 			json_add_str(ev, "peer", a);
 			json_object_object_add(ev, "time",
 				json_object_new_double(ts.tv_sec + ts.tv_nsec / 1e9));
@@ -234,7 +232,7 @@ static void ctl_event(const char *event, const struct tunnel *t, const struct se
  * Requests parked on an object get their answer: the object when it came
  * up, else the status and reason (the peer's result, when it gave one).
  */
-static void ctl_reply_waiters(const struct event *ev)
+static void ctl_reply_waiters(const struct l2tpd_event *ev)
 {
 	struct usl_list *pos, *tmp;
 
@@ -253,15 +251,14 @@ static void ctl_reply_waiters(const struct event *ev)
 }
 
 /* The control socket's subscription to tunnel and session events. */
-static void ctl_on_event(const struct event *ev, void *arg)
+static void ctl_on_event(const struct l2tpd_event *ev, void *arg)
 {
 	(void)arg;
 	if (ev->kind == EV_WAITERS)
 		ctl_reply_waiters(ev);
-	else
+	else if (event_name(ev->kind) != NULL)
 		ctl_event(event_name(ev->kind), ev->t, ev->s, ev->why);
 }
-
 
 /* ---- argument helpers --------------------------------------------------- */
 
@@ -687,7 +684,7 @@ static void h_show_daemon(struct ctl_conn *c, int64_t id, json_object *args)
 	json_add_int(o, "sessions", l2tpd.n_sessions);
 	json_add_int(o, "sessions_established", l2tpd.n_sessions_up);
 	json_add_int(o, "peers", (int64_t)usl_hash_count(&l2tpd.peers));
-	json_add_int(o, "ctl_clients", ctl_stats.clients);
+	json_add_int(o, "ctl_clients", l2tpd.ctl.clients);
 	json_object_object_add(o, "config_id", json_object_new_boolean(l2tpd.conf->snmp_config_id));
 	json_add_int(o, "heap_bytes", (int64_t)mallinfo2().uordblks);
 	conn_reply(c, id, CTL_OK, NULL, o);
@@ -748,9 +745,9 @@ static void h_stats(struct ctl_conn *c, int64_t id, json_object *args)
 	json_add_int(g, "retransmits", (int64_t)(l2tpd.stats.retransmits + live_retransmits()));
 	json_object_object_add(g, "drops", drop_counts_json(l2tpd.stats.drops));
 	json_add_int(g, "ctl_requests", (int64_t)l2tpd.stats.ctl_requests);
-	json_add_int(g, "ctl_clients_refused", (int64_t)ctl_stats.refused);
-	json_add_int(g, "ctl_clients_dropped_slow", (int64_t)ctl_stats.dropped_slow);
-	json_add_int(g, "ctl_accept_emfile", (int64_t)ctl_stats.accept_emfile);
+	json_add_int(g, "ctl_clients_refused", (int64_t)l2tpd.ctl.refused);
+	json_add_int(g, "ctl_clients_dropped_slow", (int64_t)l2tpd.ctl.dropped_slow);
+	json_add_int(g, "ctl_accept_emfile", (int64_t)l2tpd.ctl.accept_emfile);
 	json_add_int(g, "refusals_sent", (int64_t)l2tpd.stats.refusals_sent);
 	json_add_int(g, "refusals_suppressed", (int64_t)l2tpd.stats.refusals_suppressed);
 	json_add_int(g, "half_open_evicted", (int64_t)l2tpd.stats.half_open_evicted);
@@ -862,7 +859,7 @@ static void conn_free(struct ctl_conn *c)
 	evbuffer_remove_cb_entry(bufferevent_get_output(c->bev), c->out_cb);
 	bufferevent_free(c->bev);
 	free(c);
-	ctl_stats.clients--;
+	l2tpd.ctl.clients--;
 }
 
 /* Flushes what is queued, then closes (conn_write sees the output empty). */
@@ -994,7 +991,7 @@ static void ctl_accept_starved(int fd, int err)
 {
 	int cfd, aerr;
 
-	ctl_stats.accept_emfile++;
+	l2tpd.ctl.accept_emfile++;
 	log_warnx_rl(&accept_rl, usl_timerset_now(l2tpd.timers),
 		     "control: accept: %s (refusing control clients until descriptors free up)",
 		     strerror(err));
@@ -1033,11 +1030,11 @@ static void ctl_accept(int fd, short what, void *arg)
 		}
 		return;
 	}
-	if (ctl_stats.clients >= l2tpd.conf->ctl_max_clients) {
-		ctl_stats.refused++;
+	if (l2tpd.ctl.clients >= l2tpd.conf->ctl_max_clients) {
+		l2tpd.ctl.refused++;
 		log_warnx_rl(&accept_rl, usl_timerset_now(l2tpd.timers),
 			     "control: %u clients connected (ctl_max_clients): refusing another",
-			     ctl_stats.clients);
+			     l2tpd.ctl.clients);
 		snprintf(err, sizeof(err), "too many control clients (ctl_max_clients %u)",
 			 l2tpd.conf->ctl_max_clients);
 		ctl_refuse(cfd, err);
@@ -1056,7 +1053,7 @@ static void ctl_accept(int fd, short what, void *arg)
 		free(c);
 		return;
 	}
-	ctl_stats.clients++;
+	l2tpd.ctl.clients++;
 	usl_list_init(&c->reqs);
 	usl_list_add_tail(&conns, &c->link);
 	usl_timer_init(&c->timer, conn_timer);

@@ -52,7 +52,7 @@ void event_unsubscribe(event_fn fn, void *arg)
 	}
 }
 
-void event_publish(const struct event *ev)
+void event_publish(const struct l2tpd_event *ev)
 {
 	for (unsigned i = 0; i < n_subs; i++)
 		subs[i].fn(ev, subs[i].arg);

@@ -4,6 +4,9 @@
  * control socket (monitor clients, requests waiting for an object), hooks,
  * SNMP notifications.  The domain layer knows no consumer; a new consumer
  * is one subscriber in its own file.
+ *
+ * The struct is l2tpd_event, not event: libevent's `struct event`
+ * (dp_kernel.c, usl/loop.c) would be the same tag, and a file may need both.
  */
 #ifndef L2TPD_EVENT_H
 #define L2TPD_EVENT_H
@@ -33,7 +36,7 @@ enum event_kind {
 	EV__COUNT
 };
 
-struct event {
+struct l2tpd_event {
 	enum event_kind kind;
 	const struct tunnel *t;
 	const struct session *s;
@@ -47,17 +50,17 @@ struct event {
 /* "tunnel-up", "session-deleted"...: the monitor's names; NULL for EV_WAITERS. */
 const char *event_name(enum event_kind k);
 
-typedef void (*event_fn)(const struct event *ev, void *arg);
+typedef void (*event_fn)(const struct l2tpd_event *ev, void *arg);
 /* Adds a subscriber (called in subscription order).  0, or -1 when full. */
 int event_subscribe(event_fn fn, void *arg);
 void event_unsubscribe(event_fn fn, void *arg);
-void event_publish(const struct event *ev);
+void event_publish(const struct l2tpd_event *ev);
 
 /* The common case: an object changed. */
 static inline void event_emit(enum event_kind k, const struct tunnel *t,
 			      const struct session *s, const struct l2tp_result *why)
 {
-	struct event ev = { .kind = k, .t = t, .s = s, .why = why };
+	struct l2tpd_event ev = { .kind = k, .t = t, .s = s, .why = why };
 
 	event_publish(&ev);
 }

@@ -619,7 +619,7 @@ static void obj_drop(struct hook_obj *obj, unsigned *killed, unsigned *dropped)
 /* ---- entry points ---- */
 
 /* The hooks' subscription: up and down of tunnels and sessions. */
-static void hooks_on_event(const struct event *ev, void *arg)
+static void hooks_on_event(const struct l2tpd_event *ev, void *arg)
 {
 	(void)arg;
 	switch (ev->kind) {

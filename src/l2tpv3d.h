@@ -254,6 +254,8 @@ void tunnel_input_listener(const struct l2tp_rx *rx);
 void tunnel_input(struct tunnel *t, const uint8_t *buf, size_t len, const struct sockaddr *from);
 void tunnel_dp_done(struct tunnel *t, int err);
 json_object *tunnel_json(const struct tunnel *t, bool detail);
+/* The peer as list, show and monitor print it: "a:p", "[v6]:p", or over IP the bare address. */
+void tunnel_peer_str(const struct tunnel *t, char *buf, size_t len);
 json_object *drop_counts_json(const uint64_t *drops);
 json_object *msg_type_counts_json(const uint64_t *counts);
 

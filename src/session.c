@@ -231,8 +231,8 @@ int session_on_accept(struct l2tp_cc *cc, struct l2tp_sess *ls, const struct l2t
 static void session_reply_waiters(struct session *s, enum ctl_status st, const char *err,
 				  const struct l2tp_result *why)
 {
-	struct event ev = { .kind = EV_WAITERS, .t = s->tunnel, .s = s, .why = why,
-			    .waiters = &s->waiters, .st = st, .err = err };
+	struct l2tpd_event ev = { .kind = EV_WAITERS, .t = s->tunnel, .s = s, .why = why,
+				  .waiters = &s->waiters, .st = st, .err = err };
 
 	if (!usl_list_empty(&s->waiters))
 		event_publish(&ev);

@@ -1122,7 +1122,7 @@ static void init_snmp_without_mibs(void)
 }
 
 /* SNMP's subscription: tunnel up and down notifications. */
-static void agent_on_event(const struct event *ev, void *arg)
+static void agent_on_event(const struct l2tpd_event *ev, void *arg)
 {
 	(void)arg;
 	if (ev->kind == EV_TUNNEL_UP)

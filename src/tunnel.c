@@ -136,8 +136,8 @@ static int tunnel_on_send(struct l2tp_cc *cc, const uint8_t *buf, size_t len)
 static void tunnel_reply_waiters(struct tunnel *t, enum ctl_status st, const char *err,
 				 const struct l2tp_result *why)
 {
-	struct event ev = { .kind = EV_WAITERS, .t = t, .why = why, .waiters = &t->waiters,
-			    .st = st, .err = err };
+	struct l2tpd_event ev = { .kind = EV_WAITERS, .t = t, .why = why,
+				  .waiters = &t->waiters, .st = st, .err = err };
 
 	if (!usl_list_empty(&t->waiters))
 		event_publish(&ev);
@@ -814,8 +814,8 @@ static void tunnel_inherit(struct tunnel *nt, struct tunnel_heir *h, const char 
 	struct usl_list *pos, *tmp;
 
 	if (nt == NULL) {
-		struct event ev = { .kind = EV_WAITERS, .waiters = &h->waiters, .st = CTL_E_PEER,
-				    .err = why };
+		struct l2tpd_event ev = { .kind = EV_WAITERS, .waiters = &h->waiters,
+					  .st = CTL_E_PEER, .err = why };
 
 		if (!usl_list_empty(&h->waiters))
 			event_publish(&ev);
@@ -1147,6 +1147,11 @@ static void tunnel_addr_str(const struct tunnel *t, const union saddr *sa, char 
 
 	if (t->encap == L2TP_ENCAP_UDP || inet_ntop(sa->sa.sa_family, in, buf, (socklen_t)len) == NULL)
 		sockaddr_str(&sa->sa, buf, len);
+}
+
+void tunnel_peer_str(const struct tunnel *t, char *buf, size_t len)
+{
+	tunnel_addr_str(t, &t->remote, buf, len);
 }
 
 json_object *tunnel_json(const struct tunnel *t, bool detail)

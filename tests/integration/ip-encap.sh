@@ -27,6 +27,11 @@ log_test $? "both daemons start with listen_ip (l2tp_ip loaded: $IPMOD)"
 [ $IPMOD = 1 ] || grep -q "raw IP socket" "$W/b.log"
 log_test $? "without l2tp_ip the log says the control channel uses a raw IP socket"
 
+# B's monitor: events name the peer as tunnel show does (no port over IP)
+$C -s "$W/b.ctl" -j monitor >"$W/b.mon" 2>&1 &
+MON=$!
+wait_until 3 grep -q monitoring "$W/b.mon"
+
 for fam in 4 6; do
 	peer=$B_ADDR; [ $fam = 6 ] && peer=$B_ADDR6
 	out=$(ctlj a tunnel create peer "$peer" encap ip name ip$fam)
@@ -41,6 +46,12 @@ for fam in 4 6; do
 	! jq -r '.peer, .local' <<<"$bt" | grep -Eq '^\[.*\]:[0-9]+$|^[0-9.]+:[0-9]+$' &&
 		[ "$(jq -r .peer <<<"$bt")" = "$([ $fam = 4 ] && echo $A_ADDR || echo $A_ADDR6)" ]
 	log_test $? "IPv$fam: no UDP port shown for an IP tunnel ($(jq -r .peer <<<"$bt"))"
+	apeer=$([ $fam = 4 ] && echo $A_ADDR || echo $A_ADDR6)
+	wait_until 3 sh -c "jq -c 'select(.event == \"tunnel-up\" and .tunnel_id == $PTID)' \
+		$W/b.mon | grep -q ."
+	[ "$(jq -r "select(.event == \"tunnel-up\" and .tunnel_id == $PTID) | .peer" \
+		"$W/b.mon")" = "$apeer" ]
+	log_test $? "IPv$fam: B's monitor shows the same bare address on tunnel-up"
 	out=$(ctlj a session create tunnel "$TID" remote-end-id pw$fam)
 	SID=$(jq -r .session_id <<<"$out")
 	[ "$(jq -r .state <<<"$out")" = established ]
@@ -62,4 +73,5 @@ ip -n "$NSA" addr add 192.0.2.9/24 dev veth0
 out=$(ctlj a tunnel create peer $B_ADDR encap ip local 192.0.2.9 2>&1)
 grep -q "not allowed\|not authorized" <<<"$out" && [ "$(count_tunnels b)" = 1 ]
 log_test $? "an unaccepted peer is refused over IP at once: $(head -c 120 <<<"$out")"
+kill "$MON" 2>/dev/null
 it_done
