@@ -8,12 +8,17 @@
  *
  *   0x00 L1 L0 bytes...   a datagram of length L (big endian, at most 4,200)
  *   0x01 L1 L0 bytes...   the same, with its header fixed up first: our
- *                         CCID, Ns = what we expect next, Nr = all we sent
+ *                         CCID (0 while idle), Ns = what we expect next, Nr = all we sent
  *                         (so that deep states are reachable by mutation)
  *   0x02 T                the clock moves T * 50 ms; due timers run
  *   0x03 OP               a local operation (connect, close, open/close a
  *                         session, complete a pending data plane request,
  *                         circuit status)
+ *   0x04 L1 L0 bytes...   as 0x01, then signed as the peer would (RFC 3931
+ *                         4.3: the fuzz secret, both nonces seen so far) when
+ *                         Message Digest AVPs follow the Message Type, so
+ *                         authenticated connections get past the digest
+ *                         check too
  *   other                 ends the script
  *
  * Configuration octet: bit 0 we initiate (else we are the responder fed an
@@ -25,7 +30,8 @@
  * our own decoder (a message we cannot read ourselves is a bug); a
  * connection outside established must always have a deadline armed
  * (l2tp_cc_has_deadline: the daemon's invariant); no sanitizer report; no
- * leak once the connection is freed.
+ * leak once the connection is freed.  FUZZ_ENGINE_TRACE=1 in the
+ * environment prints what each datagram did (for writing seeds).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -36,6 +42,7 @@
 #include "usl/log.h"
 #include "usl/time.h"
 #include "usl/timer.h"
+#include "proto/auth.h"
 #include "proto/cc.h"
 #include "proto/engine.h"
 #include "proto/msg.h"
@@ -58,6 +65,7 @@ struct fz {
 	struct l2tp_sess *sess[MAX_SESS];	/* sessions alive, for local operations */
 	bool sess_dp_pending[MAX_SESS];
 	unsigned sent;
+	struct l2tp_auth peer;		/* the far end's keys and nonces, for 0x04 */
 };
 
 static struct fz fz;
@@ -86,6 +94,10 @@ static int op_send(struct l2tp_cc *cc, const uint8_t *buf, size_t len)
 		fprintf(stderr, "the engine sent what our decoder refuses: %s\n", l2tp_drop_name(r));
 		abort();
 	}
+	/* our SCCRQ/SCCRP nonce: the far end's peer nonce */
+	if ((m.type == L2TP_MSG_SCCRQ || m.type == L2TP_MSG_SCCRP) &&
+	    l2tp_msg_has(&m, L2TP_AVP_CTRL_MSG_AUTH_NONCE))
+		l2tp_auth_set_peer_nonce(&fz.peer, &m.nonce);
 	return 0;
 }
 
@@ -259,9 +271,31 @@ static void fix_header(uint8_t *b, size_t len)
 	l2tp_cc_get_stats(fz.cc, &st);
 	usl_put_be16(b, 0xc803);
 	usl_put_be16(b + 2, (uint16_t)len);
-	usl_put_be32(b + 4, LOCAL_CCID);
+	/* an idle responder waits for an SCCRQ, addressed to CCID 0 */
+	usl_put_be32(b + 4, l2tp_cc_state(fz.cc) == L2TP_CC_IDLE ? 0 : LOCAL_CCID);
 	usl_put_be16(b + 8, st.next_nr);
 	usl_put_be16(b + 10, st.next_ns);
+}
+
+/*
+ * Signs a fixed-up datagram as the far end.  An SCCRQ or SCCRP it sends
+ * carries its own nonce, which the far end keeps for what it signs next.
+ */
+static void sign(uint8_t *b, size_t len)
+{
+	static struct l2tp_msg m;
+	const struct l2tp_secret sec = { (const uint8_t *)FUZZ_SECRET, strlen(FUZZ_SECRET) };
+
+	/* Message Type AVP first, value 1 or 2: worth a full decode */
+	if (len >= 20 && b[14] == 0 && b[15] == 0 && b[16] == 0 && b[17] == 0 && b[18] == 0 &&
+	    (b[19] == L2TP_MSG_SCCRQ || b[19] == L2TP_MSG_SCCRP) &&
+	    l2tp_msg_decode(&m, b, len, false, &sec) == L2TP_DROP_NONE &&
+	    l2tp_msg_has(&m, L2TP_AVP_CTRL_MSG_AUTH_NONCE) &&
+	    m.nonce.len <= sizeof(fz.peer.local_nonce)) {
+		memcpy(fz.peer.local_nonce, m.nonce.p, m.nonce.len);
+		fz.peer.local_nonce_len = (uint8_t)m.nonce.len;
+	}
+	l2tp_auth_sign(&fz.peer, b, len, false);	/* no digest AVP: sent unsigned */
 }
 
 static void local_op(uint8_t op)
@@ -335,9 +369,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static uint8_t dg[MAX_DGRAM];
 	struct l2tp_cc_cfg cfg;
 	size_t pos = 1, len;
+	enum l2tp_drop r;
+	static int trace = -1;	/* FUZZ_ENGINE_TRACE=1: what each datagram did */
 
 	if (size < 1)
 		return 0;
+	if (trace < 0)
+		trace = getenv("FUZZ_ENGINE_TRACE") != NULL;
 	/* the engine's log lines are formatted (that code runs) but not printed */
 	log_set_sink(quiet, NULL);
 	memset(&fz, 0, sizeof(fz));
@@ -345,6 +383,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	usl_fake_clock_init(&fz.clock, usl_time_s(1000));
 	usl_timerset_init(&fz.ts, &fz.clock.clock);
 	configure(data[0], &cfg);
+	l2tp_auth_init(&fz.peer);
+	l2tp_auth_add_key(&fz.peer, cfg.digest_type, cfg.secret, cfg.secret_len);
 	fz.cc = l2tp_cc_new(&cfg, &ops, &fz.ts, LOCAL_CCID, NULL);
 	if (fz.cc == NULL)
 		abort();
@@ -353,7 +393,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	while (pos < size) {
 		uint8_t kind = data[pos++];
 
-		if (kind <= 1) {
+		if (kind <= 1 || kind == 4) {
 			if (size - pos < 2)
 				break;
 			len = (size_t)data[pos] << 8 | data[pos + 1];
@@ -364,9 +404,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				len = MAX_DGRAM;
 			memcpy(dg, data + pos, len);
 			pos += len;
-			if (kind == 1)
+			if (kind != 0)
 				fix_header(dg, len);
-			l2tp_cc_input(fz.cc, dg, len);
+			if (kind == 4)
+				sign(dg, len);
+			r = l2tp_cc_input(fz.cc, dg, len);
+			if (trace)
+				fprintf(stderr, "record %u: %zu octets: %s, %s\n", kind, len,
+					l2tp_drop_name(r), l2tp_cc_state_name(l2tp_cc_state(fz.cc)));
 		} else if (kind == 2 && pos < size) {
 			fz.clock.now = usl_time_add(fz.clock.now, usl_time_ms(50u * data[pos++]));
 			usl_timerset_run(&fz.ts);

@@ -17,8 +17,11 @@ def avp(t, v, m=True, vendor=0):
     return struct.pack("!HHH", (M if m else 0) | (6 + len(v)), vendor, t) + v
 
 
-def msg(mtype, avps, ccid=0, ns=0, nr=0):
-    body = avp(0, struct.pack("!H", mtype)) + b"".join(avps)
+def msg(mtype, avps, ccid=0, ns=0, nr=0, auth=False):
+    """auth: a zeroed HMAC-MD5 Message Digest AVP after the Message Type,
+    which fuzz_engine's 0x04 record fills in."""
+    digest = avp(59, bytes(17)) if auth else b""
+    body = avp(0, struct.pack("!H", mtype)) + digest + b"".join(avps)
     return struct.pack("!HHIHH", 0xC803, 12 + len(body), ccid, ns, nr) + body
 
 
@@ -52,6 +55,23 @@ def dg(b, fix=True):
     return bytes([1 if fix else 0]) + struct.pack("!H", len(b)) + b
 
 
+def sdg(b):
+    """Fixed up and signed by the far end (0x04)."""
+    return bytes([4]) + struct.pack("!H", len(b)) + b
+
+
+NONCE = avp(73, bytes(range(1, 17)))
+A_SCCRQ = msg(1, SCCRX + [NONCE], auth=True)
+A_SCCRP = msg(2, SCCRX + [NONCE], auth=True)
+A_SCCCN = msg(3, [], auth=True)
+A_HELLO = msg(6, [], auth=True)
+A_ICRQ = msg(10, SESS, auth=True)
+A_ICRP = msg(11, [ICRP[20:]], auth=True)
+A_ICCN = msg(12, [ICCN[20:]], auth=True)
+A_CDN = msg(14, [CDN[20:]], auth=True)
+A_STOPCCN = msg(4, [STOPCCN[20:]], auth=True)
+
+
 def tick(n): return bytes([2, n])
 def op(o): return bytes([3, o])
 
@@ -65,6 +85,11 @@ def scripts():
     yield "initiator", bytes([0x91]) + dg(SCCRP) + tick(1) + op(2) + tick(1) + dg(ICRP) + \
         op(4) + op(5) + tick(3) + dg(HELLO) + op(3) + dg(CDN) + op(1) + tick(255)
     yield "initiator-auth", bytes([0x03]) + dg(SCCRP) + tick(20) + tick(255) + tick(255)
+    yield "responder-auth-session", bytes([0x12]) + sdg(A_SCCRQ) + tick(1) + sdg(A_SCCCN) + \
+        sdg(A_ICRQ) + tick(1) + sdg(A_ICCN) + sdg(A_HELLO) + dg(HELLO) + sdg(A_CDN) + \
+        tick(5) + sdg(A_STOPCCN) + tick(200)
+    yield "initiator-auth-session", bytes([0x0b]) + sdg(A_SCCRP) + tick(1) + op(4) + op(2) + \
+        tick(1) + sdg(A_ICRP) + op(5) + sdg(A_HELLO) + op(1) + tick(255)
     yield "initiator-timeout", bytes([0x21]) + tick(255) + tick(255) + tick(255) + tick(255)
     yield "responder-window", bytes([0x20]) + dg(SCCRQ, False) + dg(SCCCN) + \
         b"".join(dg(ICRQ) for _ in range(8)) + tick(3) + dg(STOPCCN)
