@@ -751,6 +751,8 @@ static void h_stats(struct ctl_conn *c, int64_t id, json_object *args)
 	json_add_int(g, "refusals_sent", (int64_t)l2tpd.stats.refusals_sent);
 	json_add_int(g, "refusals_suppressed", (int64_t)l2tpd.stats.refusals_suppressed);
 	json_add_int(g, "half_open_evicted", (int64_t)l2tpd.stats.half_open_evicted);
+	json_add_int(g, "hold_sockets_closed", (int64_t)l2tpd.stats.hold_sockets_closed);
+	json_add_int(g, "hold_sockets_reclaimed", (int64_t)l2tpd.stats.hold_sockets_reclaimed);
 	json_add_int(g, "udp_rcvbuf_errors", (int64_t)transport_udp_rcvbuf_errors());
 	json_add_int(g, "rx_datagrams", (int64_t)l2tpd.stats.rx_datagrams);
 	json_add_int(g, "tx_datagrams", (int64_t)l2tpd.stats.tx_datagrams);
@@ -1017,6 +1019,9 @@ static void ctl_accept(int fd, short what, void *arg)
 	(void)what;
 	(void)arg;
 	cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	/* out of descriptors: tunnels in the StopCCN hold give theirs up first */
+	while (cfd < 0 && (errno == EMFILE || errno == ENFILE) && tunnel_reclaim_held_socket())
+		cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (cfd < 0) {
 		int e = errno;
 

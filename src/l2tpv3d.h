@@ -70,6 +70,8 @@ struct l2tpd_stats {
 	uint64_t refusals_sent;		/* StopCCNs answering SCCRQs we made nothing for */
 	uint64_t refusals_suppressed;	/* the same, over the global refusal rate */
 	uint64_t half_open_evicted;	/* peers' half-open connections dropped for new ones */
+	uint64_t hold_sockets_closed;	/* held tunnels answered by the listener: socket closed at once */
+	uint64_t hold_sockets_reclaimed;	/* held tunnels' own sockets taken for new tunnels */
 };
 
 /* The control socket's own counters (ctl.c keeps them, metrics.c reads them). */
@@ -137,6 +139,12 @@ struct tunnel {
 	 * l2tpd.half_open_in while we wait for its SCCCN (eviction, oldest first)
 	 */
 	struct usl_list connecting_link;
+	/*
+	 * l2tpd.held_sockets while in the StopCCN hold with a socket of its
+	 * own (oldest first): the socket a new tunnel takes when descriptors
+	 * run out (tunnel_reclaim_held_socket)
+	 */
+	struct usl_list held_link;
 };
 
 struct session {
@@ -178,6 +186,7 @@ struct l2tpd {
 	struct usl_hash sessions_by_name;
 	unsigned n_tunnels, n_sessions, n_half_open;
 	struct usl_list half_open_in;		/* responders in wait-ctl-conn, oldest first */
+	struct usl_list held_sockets;		/* struct tunnel.held_link */
 	unsigned n_tunnels_up, n_sessions_up;
 
 	uint32_t router_id;
@@ -253,6 +262,7 @@ void tunnel_input_listener(const struct l2tp_rx *rx);
 /* A datagram on the tunnel's own socket. */
 void tunnel_input(struct tunnel *t, const uint8_t *buf, size_t len, const struct sockaddr *from);
 void tunnel_dp_done(struct tunnel *t, int err);
+bool tunnel_reclaim_held_socket(void);
 json_object *tunnel_json(const struct tunnel *t, bool detail);
 /* The peer as list, show and monitor print it: "a:p", "[v6]:p", or over IP the bare address. */
 void tunnel_peer_str(const struct tunnel *t, char *buf, size_t len);

@@ -585,6 +585,9 @@ int transport_tunnel_open(struct tunnel *t, char *err, size_t errlen)
 	if (t->encap == L2TP_ENCAP_IP && ip_raw)
 		return raw_tunnel_open(t, err, errlen);
 	fd = socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, proto);
+	/* out of descriptors: tunnels in the StopCCN hold give theirs up first */
+	while (fd < 0 && (errno == EMFILE || errno == ENFILE) && tunnel_reclaim_held_socket())
+		fd = socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, proto);
 	if (fd < 0) {
 		snprintf(err, errlen, "%s socket: %s%s", t->encap == L2TP_ENCAP_IP ? "l2tp/ip" : "udp",
 			 strerror(errno), t->encap == L2TP_ENCAP_IP && no_l2tp_ip(errno) ?
@@ -659,6 +662,37 @@ void transport_tunnel_close(struct tunnel *t)
 	t->fd = -1;
 }
 
+/*
+ * A UDP tunnel without a socket (closed in the StopCCN hold): it shared the
+ * listener's port, so the listener sends for it, from the same address and
+ * port.  One that had a port of its own has nothing left to send from.
+ */
+static ssize_t shared_port_send(const struct tunnel *t, const uint8_t *buf, size_t len)
+{
+	uint8_t cbuf[CMSG_SPACE(sizeof(struct in6_pktinfo))] = { 0 };
+	struct iovec iov = { (void *)buf, len };
+	struct msghdr mh = { 0 };
+	struct sockaddr_storage dst;
+
+	for (unsigned i = 0; t->shared_port && i < n_listeners; i++) {
+		const struct listener *l = &listeners[i];
+
+		if (l->raw || l->encap != L2TP_ENCAP_UDP || l->family != t->remote.sa.sa_family ||
+		    (!sockaddr_is_any(&l->addr.sa) && !sockaddr_eq_addr(&l->addr.sa, &t->local.sa)))
+			continue;
+		memcpy(&dst, &t->remote, sockaddr_len(&t->remote.sa));
+		mh.msg_name = &dst;
+		mh.msg_namelen = sockaddr_len(&t->remote.sa);
+		mh.msg_iov = &iov;
+		mh.msg_iovlen = 1;
+		if (!sockaddr_is_any(&t->local.sa))
+			reply_pktinfo(&mh, cbuf, &t->local.sa);
+		return sendmsg(l->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+	}
+	errno = ENOTCONN;
+	return -1;
+}
+
 int transport_send(struct tunnel *t, const uint8_t *buf, size_t len)
 {
 	struct sockaddr_storage a;
@@ -667,6 +701,8 @@ int transport_send(struct tunnel *t, const uint8_t *buf, size_t len)
 
 	if (t->fd < 0 && t->encap == L2TP_ENCAP_IP) {
 		n = raw_send(t, buf, len);
+	} else if (t->fd < 0) {
+		n = shared_port_send(t, buf, len);
 	} else if (t->connected) {
 		n = send(t->fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL);
 	} else {

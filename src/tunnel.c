@@ -74,6 +74,7 @@ int tunnel_init(void)
 		return -1;
 	usl_rb_init(&l2tpd.tunnel_order);
 	usl_list_init(&l2tpd.half_open_in);
+	usl_list_init(&l2tpd.held_sockets);
 	return 0;
 }
 
@@ -356,6 +357,7 @@ static struct tunnel *tunnel_new(const struct sockaddr *remote, const struct soc
 	usl_list_init(&t->sessions);
 	usl_list_init(&t->peer_link);
 	usl_list_init(&t->connecting_link);
+	usl_list_init(&t->held_link);
 	usl_rb_node_clear(&t->by_order);
 	t->id = tunnel_alloc_id();
 	t->created = usl_timerset_now(l2tpd.timers);
@@ -482,6 +484,7 @@ static void tunnel_unindex(struct tunnel *t)
 		usl_hash_remove(&l2tpd.tunnels_by_name, &t->by_name);
 	usl_list_del(&t->peer_link);
 	usl_list_del(&t->connecting_link);
+	usl_list_del(&t->held_link);
 	if (t->config_id)
 		idalloc_put(&t->peer->config_ids, t->config_id);
 	peer_put(t->peer);
@@ -603,6 +606,49 @@ static void tunnel_check_deadline(const struct tunnel *t)
 #endif
 }
 
+/*
+ * RFC 3931 4.2: the side that got the StopCCN keeps acknowledging its
+ * retransmissions for a full retransmission cycle (31 s).  That takes no
+ * descriptor when the listener can answer for the tunnel (its socket
+ * shares the listener's port, so the peer's datagrams reach the listener
+ * once the socket is gone): it closes at once, our ACK already sent.  A
+ * socket on a port of its own must stay for the peer to reach us, but it
+ * is the first a new tunnel takes when descriptors run out
+ * (tunnel_reclaim_held_socket), so held tunnels never lock new ones out.
+ */
+static void tunnel_hold_sockets(struct tunnel *t)
+{
+	if (t->closing || t->fd < 0 || t->encap != L2TP_ENCAP_UDP ||
+	    !l2tp_cc_holding(t->cc) || !usl_list_empty(&t->held_link))
+		return;
+	if (t->shared_port) {
+		transport_tunnel_close(t);
+		l2tpd.stats.hold_sockets_closed++;
+		return;
+	}
+	usl_list_add_tail(&l2tpd.held_sockets, &t->held_link);
+}
+
+/*
+ * Out of descriptors: the oldest held tunnel with a port of its own gives
+ * its socket up, a StopCCN it would still acknowledge weighs less than a
+ * tunnel refused.  Its peer, if it retransmits that StopCCN, gets a port
+ * unreachable and clears its side when its retries run out.
+ */
+bool tunnel_reclaim_held_socket(void)
+{
+	struct tunnel *t;
+
+	if (usl_list_empty(&l2tpd.held_sockets))
+		return false;
+	t = usl_list_first_entry(&l2tpd.held_sockets, struct tunnel, held_link);
+	usl_list_del(&t->held_link);
+	transport_tunnel_close(t);
+	l2tpd.stats.hold_sockets_reclaimed++;
+	log_debug("tunnel %u: held without its socket: descriptors ran out", t->id);
+	return true;
+}
+
 void tunnel_input(struct tunnel *t, const uint8_t *buf, size_t len, const struct sockaddr *from)
 {
 	uint32_t id = t->id;	/* t may be freed inside l2tp_cc_input() */
@@ -629,6 +675,7 @@ void tunnel_input(struct tunnel *t, const uint8_t *buf, size_t len, const struct
 		transport_tunnel_connect(t, (struct sockaddr *)&t->remote);
 	tunnel_index_peer_ccid(t);
 	tunnel_check_deadline(t);
+	tunnel_hold_sockets(t);
 }
 
 /* ---- refusals: answered from the listener, nothing allocated ------------ */

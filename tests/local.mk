@@ -28,6 +28,7 @@ INTEGRATION_TESTS = \
 	tests/integration/storm-smoke.sh \
 	tests/integration/metrics.sh \
 	tests/integration/ports.sh \
+	tests/integration/hold.sh \
 	tests/integration/demo.sh \
 	tests/integration/interop.sh \
 	tests/integration/ip-encap.sh

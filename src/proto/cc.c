@@ -1674,6 +1674,10 @@ void l2tp_cc_get_stats(const struct l2tp_cc *cc, struct l2tp_cc_stats *out)
 }
 
 enum l2tp_cc_state l2tp_cc_state(const struct l2tp_cc *cc) { return cc->state; }
+bool l2tp_cc_holding(const struct l2tp_cc *cc)
+{
+	return cc->state == L2TP_CC_STOPPING && l2tp_rd_idle(&cc->rd);
+}
 enum l2tp_dp_state l2tp_cc_dp_state(const struct l2tp_cc *cc) { return cc->dp; }
 bool l2tp_cc_is_initiator(const struct l2tp_cc *cc) { return cc->initiator; }
 uint32_t l2tp_cc_local_ccid(const struct l2tp_cc *cc) { return cc->local_ccid; }

@@ -324,6 +324,8 @@ void l2tp_cc_get_stats(const struct l2tp_cc *cc, struct l2tp_cc_stats *out);
 
 /* Accessors. */
 enum l2tp_cc_state l2tp_cc_state(const struct l2tp_cc *cc);
+/* Stopping with nothing of ours left to deliver: it only acknowledges (the StopCCN hold). */
+bool l2tp_cc_holding(const struct l2tp_cc *cc);
 enum l2tp_dp_state l2tp_cc_dp_state(const struct l2tp_cc *cc);
 bool l2tp_cc_is_initiator(const struct l2tp_cc *cc);
 uint32_t l2tp_cc_local_ccid(const struct l2tp_cc *cc);

@@ -17,7 +17,6 @@
 . "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || skip "needs python3"
 it_setup
-PEER_PY=$top_srcdir/tests/integration/peer.py
 BURST_ADDR=192.0.2.3
 ip -n "$NSA" addr add $BURST_ADDR/24 dev veth0
 
@@ -33,33 +32,6 @@ peers = ( { name = "burst"; match = "'$BURST_ADDR'"; tunnel_profile = "burst"; }
 peer_default = { accept = true; };'
 start b "$NSB" || exit 1
 
-# ---- the peer: peer.py serve as a coprocess over two FIFOs ----------------
-peer_start() {	# peer_start LOCAL_ADDR [serve args...]
-	local addr=$1; shift
-	rm -f "$W/peer.in" "$W/peer.out"
-	mkfifo "$W/peer.in" "$W/peer.out"
-	ip netns exec "$NSA" python3 "$PEER_PY" serve --local "$addr:1701" --remote "$B_ADDR:1701" \
-		"$@" <"$W/peer.in" >"$W/peer.out" 2>>"$W/peer.log" &
-	echo $! > "$W/peer.pid"
-	exec {PIN}>"$W/peer.in" {POUT}<"$W/peer.out"
-	read -t 5 -r R <&"$POUT"
-}
-peer_stop() {
-	echo quit >&"$PIN"
-	wait "$(cat "$W/peer.pid")" 2>/dev/null
-	exec {PIN}>&- {POUT}<&-
-	rm -f "$W/peer.pid"
-}
-# P COMMAND...: one peer command; its JSON answer in $R; true when ok
-P() {
-	echo "$*" >&"$PIN"
-	R=
-	read -t 30 -r R <&"$POUT"
-	echo "> $*" >> "$W/peer.log"; echo "< $R" >> "$W/peer.log"
-	[ "$(jq -r .ok <<<"$R" 2>/dev/null)" = true ]
-}
-# J EXPR: jq on the last answer
-J() { jq -r "$1" <<<"$R"; }
 # got TYPE RESULT ERROR [timeout]: the peer receives TYPE with these codes
 got() {
 	P wait "$1" timeout="${4:-3}" || return 1
