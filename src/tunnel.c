@@ -9,6 +9,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +62,10 @@ static int tunnel_order_cmp(const struct usl_rb_node *a, const struct usl_rb_nod
 	return (x > y) - (x < y);
 }
 
+static void tunnel_count_changed(void);
+static void trim_expired(struct usl_timer *tm);
+static struct usl_timer trim_timer;
+
 static uint32_t peer_ccid_hash(const struct sockaddr *addr, uint32_t peer_ccid)
 {
 	return sockaddr_hash_addr(addr) ^ usl_hash_u32(peer_ccid);
@@ -75,6 +80,7 @@ int tunnel_init(void)
 	usl_rb_init(&l2tpd.tunnel_order);
 	usl_list_init(&l2tpd.half_open_in);
 	usl_list_init(&l2tpd.held_sockets);
+	usl_timer_init(&trim_timer, trim_expired);
 	return 0;
 }
 
@@ -386,6 +392,7 @@ static struct tunnel *tunnel_new(const struct sockaddr *remote, const struct soc
 	usl_rb_insert(&l2tpd.tunnel_order, &t->by_order, tunnel_order_cmp);
 	snmpagent_tunnel_added(t);
 	l2tpd.n_tunnels++;
+	tunnel_count_changed();
 	return t;
 fail:
 	if (t->cc != NULL)
@@ -493,6 +500,34 @@ static void tunnel_unindex(struct tunnel *t)
 	free(t->name);
 	free(t->dp_error);
 	l2tpd.n_tunnels--;
+	tunnel_count_changed();
+}
+
+/*
+ * Memory back to the system after a mass teardown (churn, a peer lost with
+ * its thousands of tunnels): glibc keeps freed small blocks for reuse, so
+ * RSS would stay at the high-water mark.  Once the tunnels fall to half of
+ * their peak since the last trim, malloc_trim() runs a second later (one
+ * call for the whole wave, not one per tunnel).
+ */
+#define TRIM_DELAY_MS	1000
+
+static unsigned trim_peak;
+
+static void trim_expired(struct usl_timer *tm)
+{
+	(void)tm;
+	malloc_trim(0);
+	trim_peak = l2tpd.n_tunnels;
+}
+
+static void tunnel_count_changed(void)
+{
+	if (l2tpd.n_tunnels > trim_peak)
+		trim_peak = l2tpd.n_tunnels;
+	else if (l2tpd.n_tunnels <= trim_peak / 2 && trim_peak >= 64 &&
+		 !usl_timer_armed(&trim_timer))
+		usl_timer_arm(l2tpd.timers, &trim_timer, usl_time_ms(TRIM_DELAY_MS));
 }
 
 static void tunnel_destroy(struct tunnel *t)
