@@ -57,6 +57,16 @@ struct listener {
 	union saddr addr;	/* bound to (raw sockets: where replies come back) */
 };
 
+/*
+ * Kernel memory one queued control datagram costs (skb truesize of a
+ * message up to about 1 KB): a tunnel's receive buffer holds the whole
+ * window we advertise, so a peer that fills it is not dropped by the
+ * kernel; a listener's holds max_half_open SCCRQs, the burst of peers all
+ * coming back at once after an outage.
+ */
+#define RCVBUF_PER_MSG	2304
+#define LISTENER_RCVBUF_MAX	(16 << 20)
+
 /* the configured ones, and a raw socket per family for IP tunnels we open */
 static struct listener listeners[2 * CFG_MAX_LISTEN + 2];
 static bool ip_raw;		/* L2TP/IP control over raw sockets */
@@ -256,7 +266,7 @@ static void ip_mode_choose(void)
 }
 
 static int open_listener(const struct cfg_addr *ca, enum l2tp_encap encap, uint16_t port,
-			 char *err, size_t errlen);
+			 int rcvbuf, char *err, size_t errlen);
 
 /*
  * The raw socket an IP tunnel from local speaks through: one bound to that
@@ -286,14 +296,33 @@ static const struct listener *raw_for(const struct sockaddr *local, int family,
 		ca.ss.ss_family = (sa_family_t)family;
 	else
 		memcpy(&ca.ss, local, sockaddr_len(local));
-	if (open_listener(&ca, L2TP_ENCAP_IP, 0, err, errlen) < 0)
+	if (open_listener(&ca, L2TP_ENCAP_IP, 0, RCVBUF_PER_MSG * 64, err, errlen) < 0)
 		return NULL;
 	listeners[n_listeners - 1].replies_only = true;
 	return &listeners[n_listeners - 1];
 }
 
+static void size_rcvbuf(int fd, int want)
+{
+	int have = 0;
+	socklen_t len = sizeof(have);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &have, &len) == 0 && have / 2 >= want)
+		return;		/* the kernel reports twice what was set */
+	/* FORCE passes net.core.rmem_max (CAP_NET_ADMIN, which the daemon has) */
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &want, sizeof(want)) < 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &want, sizeof(want));
+}
+
+static int listener_rcvbuf(const struct l2tpd_config *c)
+{
+	uint64_t want = (uint64_t)c->max_half_open * RCVBUF_PER_MSG;
+
+	return want > LISTENER_RCVBUF_MAX ? LISTENER_RCVBUF_MAX : (int)want;
+}
+
 static int open_listener(const struct cfg_addr *ca, enum l2tp_encap encap, uint16_t port,
-			 char *err, size_t errlen)
+			 int rcvbuf, char *err, size_t errlen)
 {
 	struct listener *l = &listeners[n_listeners];
 	int family = ca->ss.ss_family, one = 1, fd;
@@ -333,6 +362,7 @@ static int open_listener(const struct cfg_addr *ca, enum l2tp_encap encap, uint1
 	}
 	if (bind(fd, (struct sockaddr *)&a, alen) < 0)
 		goto fail;
+	size_rcvbuf(fd, rcvbuf);
 	l->fd = fd;
 	l->encap = encap;
 	l->family = family;
@@ -360,10 +390,11 @@ int transport_init(const struct l2tpd_config *c, char *err, size_t errlen)
 {
 	ip_mode_choose();
 	for (unsigned i = 0; i < c->n_listen; i++) {
-		if (open_listener(&c->listen[i], L2TP_ENCAP_UDP, c->udp_port, err, errlen) < 0)
+		if (open_listener(&c->listen[i], L2TP_ENCAP_UDP, c->udp_port, listener_rcvbuf(c),
+				  err, errlen) < 0)
 			return -1;
 		if (c->listen_ip &&
-		    open_listener(&c->listen[i], L2TP_ENCAP_IP, 0, err, errlen) < 0)
+		    open_listener(&c->listen[i], L2TP_ENCAP_IP, 0, listener_rcvbuf(c), err, errlen) < 0)
 			return -1;
 	}
 	return 0;
@@ -468,23 +499,9 @@ static int tunnel_bind(struct tunnel *t, int fd)
 	return 0;
 }
 
-/*
- * Kernel memory one queued control datagram costs (skb truesize of a
- * message up to about 1 KB): the receive buffer holds the whole window we
- * advertise, so a peer that fills it is not dropped by the kernel.
- */
-#define RCVBUF_PER_MSG	2304
-
 static void tunnel_size_rcvbuf(struct tunnel *t, int fd)
 {
-	int want = (int)t->prof->rx_window * RCVBUF_PER_MSG, have = 0;
-	socklen_t len = sizeof(have);
-
-	if (getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &have, &len) == 0 && have / 2 >= want)
-		return;		/* the kernel reports twice what was set */
-	/* FORCE passes net.core.rmem_max (CAP_NET_ADMIN, which the daemon has) */
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &want, sizeof(want)) < 0)
-		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &want, sizeof(want));
+	size_rcvbuf(fd, (int)t->prof->rx_window * RCVBUF_PER_MSG);
 }
 
 /* The namespace's UDP receive-buffer drops (IPv4 and IPv6), from /proc/net. */

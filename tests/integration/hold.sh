@@ -7,7 +7,8 @@
 #    listener;
 #  - LNS with ports of its own (the default) under a 64-descriptor limit:
 #    held tunnels give their sockets up to new ones, so a second round of
-#    tunnels comes up in full instead of failing with EMFILE.
+#    tunnels comes up in full instead of failing with EMFILE;
+#  - the listener's receive buffer is sized for max_half_open SCCRQs.
 . "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || skip "needs python3"
 command -v prlimit >/dev/null || skip "needs prlimit (util-linux)"
@@ -31,6 +32,12 @@ sed -i 's|ctl_socket|responder_port = "listener"; ctl_socket|' "$W/b.conf"
 write_conf a $A_ADDR 'peer_default = { accept = true; };'
 start b "$NSB" && start a "$NSA"
 log_test $? "daemons start; the LNS answers from its listener's port"
+
+# the listener's receive buffer holds max_half_open (default 1000) SCCRQs of
+# ~2.3 KB each: a burst of peers coming back at once is not dropped
+rb=$(ip netns exec "$NSB" ss -uamnl "sport = :1701" | grep -o 'rb[0-9]*' | head -1 | tr -d rb)
+[ -n "$rb" ] && [ "$rb" -ge $((1000 * 2304)) ]
+log_test $? "the listener's receive buffer holds 1000 SCCRQs (rb $rb)"
 
 base=$(nfd b)
 made=$(creates 50)
