@@ -292,6 +292,7 @@ void session_on_dp_delete(struct l2tp_cc *cc, struct l2tp_sess *ls);
 /* transport.c */
 int transport_init(const struct l2tpd_config *c, char *err, size_t errlen);
 void transport_shutdown(void);
+int transport_replace(const struct l2tpd_config *c, char *err, size_t errlen);
 /* Opens the tunnel's own socket (bound locally, not yet connected). */
 int transport_tunnel_open(struct tunnel *t, char *err, size_t errlen);
 void transport_tunnel_close(struct tunnel *t);
@@ -336,7 +337,7 @@ void pppd_stop(pid_t pid);
 
 /* reload.c */
 /* Switches to newc (taking ownership) and applies the difference to live objects. */
-void config_apply(struct l2tpd_config *newc, json_object *summary);
+int config_apply(struct l2tpd_config *newc, json_object *summary, char *err, size_t errlen);
 void static_tunnels_start(void);
 void static_tunnels_stop(void);
 /* A static tunnel went down on its own: start it again after a backoff. */

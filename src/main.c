@@ -239,9 +239,16 @@ static int l2tpd_reload(json_object **summary, char *err, size_t errlen)
 		return -1;
 	}
 	apply_overrides(c);
-	log_set_level(opt.debug ? LOG_LVL_DEBUG : parse_level(c->log_level));
 	*summary = json_object_new_object();
-	config_apply(c, *summary);
+	if (config_apply(c, *summary, err, errlen) < 0) {
+		log_warnx("reload: %s; keeping the running configuration and listeners", err);
+		json_object_put(*summary);
+		*summary = NULL;
+		config_free(c);
+		sd_notifyf("READY=1");
+		return -1;
+	}
+	log_set_level(opt.debug ? LOG_LVL_DEBUG : parse_level(l2tpd.conf->log_level));
 	sd_notifyf("READY=1");
 	return 0;
 }

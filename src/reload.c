@@ -296,27 +296,28 @@ static void restart_required(const struct l2tpd_config *o, const struct l2tpd_co
 		json_object_array_add(list, json_object_new_string("snmp.agentx_socket"));
 }
 
-static void globals_apply(const struct l2tpd_config *o, const struct l2tpd_config *c)
+static void globals_apply(const struct l2tpd_config *c)
 {
-	char err[256];
-
 	if (c->hostname[0])
 		snprintf(l2tpd.hostname, sizeof(l2tpd.hostname), "%s", c->hostname);
 	if (c->router_id_set)
 		l2tpd.router_id = c->router_id;
-	if (listen_changed(o, c)) {
-		transport_shutdown();
-		if (transport_init(c, err, sizeof(err)) < 0)
-			log_warnx("reload: %s", err);
-	}
 }
 
-void config_apply(struct l2tpd_config *newc, json_object *summary)
+/*
+ * Applies newc, or refuses it (-1, err) with nothing changed: the new
+ * listeners are opened first, and a failure keeps the old ones and the
+ * old configuration (a reload asked again retries them).
+ */
+int config_apply(struct l2tpd_config *newc, json_object *summary, char *err, size_t errlen)
 {
 	struct l2tpd_config *old = l2tpd.conf;
 	struct reload_counts n = { 0 };
-	json_object *rr = json_object_new_array();
+	json_object *rr;
 
+	if (listen_changed(old, newc) && transport_replace(newc, err, errlen) < 0)
+		return -1;
+	rr = json_object_new_array();
 	restart_required(old, newc, rr);
 	/* keep what cannot change at run time, so state and config agree */
 	snprintf(newc->event_loop, sizeof(newc->event_loop), "%s", old->event_loop);
@@ -325,7 +326,7 @@ void config_apply(struct l2tpd_config *newc, json_object *summary)
 	newc->snmp_config_id = old->snmp_config_id;
 	newc->snmp = old->snmp;	/* the subagent was set up at start */
 	l2tpd.conf = newc;
-	globals_apply(old, newc);
+	globals_apply(newc);
 	tunnels_apply(old, newc, &n);
 	config_free(old);
 	log_info("reload: tunnels kept %u, started %u, restarted %u, deleted %u; sessions started %u, deleted %u",
@@ -337,4 +338,5 @@ void config_apply(struct l2tpd_config *newc, json_object *summary)
 	json_add_int(summary, "sessions_started", n.sess_started);
 	json_add_int(summary, "sessions_deleted", n.sess_deleted);
 	json_object_object_add(summary, "restart_required", rr);
+	return 0;
 }

@@ -68,7 +68,8 @@ struct listener {
 #define LISTENER_RCVBUF_MAX	(16 << 20)
 
 /* the configured ones, and a raw socket per family for IP tunnels we open */
-static struct listener listeners[2 * CFG_MAX_LISTEN + 2];
+/* twice: a reload opens the new ones beside the old before closing these */
+static struct listener listeners[2 * (2 * CFG_MAX_LISTEN + 2)];
 static bool ip_raw;		/* L2TP/IP control over raw sockets */
 static unsigned n_listeners;
 
@@ -386,26 +387,72 @@ fail:
 	return -1;
 }
 
-int transport_init(const struct l2tpd_config *c, char *err, size_t errlen)
+static void close_listeners(unsigned from, unsigned to)
 {
-	ip_mode_choose();
+	for (unsigned i = from; i < to; i++) {
+		if (listeners[i].ev != NULL)
+			usl_fd_del(listeners[i].ev);
+		listeners[i].ev = NULL;
+		close(listeners[i].fd);
+	}
+}
+
+/* Opens c's listeners after those open now; on failure closes what it opened. */
+static int open_listeners(const struct l2tpd_config *c, char *err, size_t errlen)
+{
+	unsigned first = n_listeners;
+
 	for (unsigned i = 0; i < c->n_listen; i++) {
 		if (open_listener(&c->listen[i], L2TP_ENCAP_UDP, c->udp_port, listener_rcvbuf(c),
-				  err, errlen) < 0)
+				  err, errlen) < 0 ||
+		    (c->listen_ip &&
+		     open_listener(&c->listen[i], L2TP_ENCAP_IP, 0, listener_rcvbuf(c), err,
+				   errlen) < 0)) {
+			close_listeners(first, n_listeners);
+			n_listeners = first;
 			return -1;
-		if (c->listen_ip &&
-		    open_listener(&c->listen[i], L2TP_ENCAP_IP, 0, listener_rcvbuf(c), err, errlen) < 0)
-			return -1;
+		}
 	}
 	return 0;
 }
 
-void transport_shutdown(void)
+/*
+ * A reload's new listen addresses: the new sockets open beside the old
+ * ones (SO_REUSEADDR lets an address that stays be bound twice), and only
+ * when every one of them is open do the old ones close; if one fails, the
+ * old ones stay and the reload is refused, so a typo never leaves the
+ * daemon deaf, and asking again retries.
+ */
+int transport_replace(const struct l2tpd_config *c, char *err, size_t errlen)
 {
+	unsigned old = n_listeners;
+
+	if (open_listeners(c, err, errlen) < 0)
+		return -1;
+	close_listeners(0, old);
+	memmove(&listeners[0], &listeners[old], (n_listeners - old) * sizeof(listeners[0]));
+	n_listeners -= old;
+	/* the loop's callbacks name each listener by its slot */
 	for (unsigned i = 0; i < n_listeners; i++) {
 		usl_fd_del(listeners[i].ev);
-		close(listeners[i].fd);
+		listeners[i].ev = usl_fd_add(l2tpd.loop, listeners[i].fd, USL_READ, listener_read,
+					     &listeners[i]);
+		if (listeners[i].ev == NULL)
+			log_warnx("reload: listener %s: event registration failed",
+				  sockaddr_ntop(&listeners[i].addr.sa));
 	}
+	return 0;
+}
+
+int transport_init(const struct l2tpd_config *c, char *err, size_t errlen)
+{
+	ip_mode_choose();
+	return open_listeners(c, err, errlen);
+}
+
+void transport_shutdown(void)
+{
+	close_listeners(0, n_listeners);
 	n_listeners = 0;
 }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SIGHUP with a changed profile leaves existing tunnels untouched; a new
 # static tunnel starts; a removed one is deleted; an invalid file at reload
-# keeps the running config; `l2tpv3d -n` reports bad files.
+# keeps the running config; a listen address that cannot be bound refuses
+# the reload and keeps the old listener; `l2tpv3d -n` reports bad files.
 . "$(dirname "$0")/lib.sh"
 it_setup
 
@@ -49,6 +50,23 @@ out=$(ctl a reload 2>&1); rc=$?
 log_test $? "invalid config at reload: error names file, line and setting"
 expect_count 2 count_tunnels a established && kill -0 "$(pid_of a)"
 log_test $? "invalid config: daemon keeps running with its tunnels"
+
+# a listen address not on the box: the reload is refused, the old listener
+# stays (the LNS is never deaf); once the address exists, the same reload works
+listens() { ip netns exec "$NSB" ss -Hulnp "sport = :1701" | awk '{print $4}' | sort | tr '\n' ' '; }
+cp "$W/b.conf" "$W/b.conf.orig"
+sed -i "s|listen = \[\"$B_ADDR\"\]|listen = [\"192.0.2.99\"]|" "$W/b.conf"
+out=$(ctl b reload 2>&1); rc=$?
+[ $rc != 0 ] && grep -q "192.0.2.99" <<<"$out" && [ "$(listens)" = "$B_ADDR:1701 " ] &&
+	ctlj a tunnel create peer $B_ADDR >/dev/null
+log_test $? "reload to an address not on the box: refused ($(head -c 80 <<<"$out")), still listening on $(listens)"
+ip -n "$NSB" addr add 192.0.2.99/24 dev veth1
+out=$(ctl b reload 2>&1); rc=$?
+[ $rc = 0 ] && [ "$(listens)" = "192.0.2.99:1701 " ]
+log_test $? "the same reload once the address exists: now listening on $(listens)"
+cp "$W/b.conf.orig" "$W/b.conf"
+ctl b reload >/dev/null && [ "$(listens)" = "$B_ADDR:1701 " ]
+log_test $? "and back: listening on $(listens)"
 
 out=$("$D" -n -f "$W/a.conf" 2>&1); rc=$?
 [ $rc = 1 ] && grep -q bogus_setting <<<"$out"
