@@ -163,6 +163,7 @@ struct session {
 	struct usl_list waiters;
 	bool named;
 	bool up;
+	bool deleted;				/* by the operator or a reload: not retried */
 	void *dp_priv;
 	uint64_t dp_handle;			/* data plane object handle (kernel: ifindex) */
 	char *dp_error;				/* why the data plane refused it, for the CLI; NULL: it did not */
@@ -341,7 +342,9 @@ int config_apply(struct l2tpd_config *newc, json_object *summary, char *err, siz
 void static_tunnels_start(void);
 void static_tunnels_stop(void);
 /* A static tunnel went down on its own: start it again after a backoff. */
-void static_tunnel_lost(const char *name);
+void static_tunnel_lost(const char *name, bool at_once);
+void static_session_lost(const char *tunnel, const char *sess);
+void static_session_up(const char *tunnel, const char *sess);
 void static_tunnel_up(const char *name);
 /* A static tunnel lost a tie break: t, the peer's, now bears its name; start its sessions. */
 void static_tunnel_adopted(struct tunnel *t);

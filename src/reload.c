@@ -16,9 +16,12 @@
 #include "usl/log.h"
 
 /*
- * Static tunnels are the operator's standing order: when one goes down for
- * any reason but a delete, a reload or shutdown, it is started again after
- * a backoff (5 s doubling to 5 min), for as long as the config lists it.
+ * Static tunnels and sessions are the operator's standing order: when one
+ * goes down for any reason but a delete, a reload or shutdown, it is
+ * started again after a backoff (5 s doubling to 5 min), for as long as
+ * the config lists it.  A tunnel that had been up a while and is closed by
+ * its peer (a restarted LNS) opens its new connection at once instead: the
+ * StopCCN hold concerns the old Control Connection ID only.
  */
 #define STATIC_RETRY_FIRST_S	5
 #define STATIC_RETRY_MAX_S	300
@@ -26,7 +29,8 @@
 struct static_retry {
 	struct usl_list link;
 	struct usl_timer timer;
-	char *name;
+	char *name;		/* the static tunnel */
+	char *sess;		/* a static session of it, or NULL for the tunnel */
 	unsigned attempts;
 };
 
@@ -81,7 +85,7 @@ static bool session_matches(const struct session *s, const struct l2tpd_config *
 	return p != NULL && session_profile_eq(p, s->prof);
 }
 
-static void static_session_start(struct tunnel *t, const struct l2tpd_config *c,
+static bool static_session_start(struct tunnel *t, const struct l2tpd_config *c,
 				 const struct static_session *ss, struct reload_counts *n)
 {
 	const struct session_profile *p = config_session_profile(c, ss->profile);
@@ -91,10 +95,11 @@ static void static_session_start(struct tunnel *t, const struct l2tpd_config *c,
 	if (p == NULL || session_open(t, p, ss->name, ss->remote_end_id, ORIGIN_CONFIG, &st,
 				      err, sizeof(err)) == NULL) {
 		log_warnx("static session %s: %s", ss->name, p ? err : "unknown profile");
-		return;
+		return false;
 	}
 	if (n != NULL)
 		n->sess_started++;
+	return true;
 }
 
 static void static_tunnel_start(const struct l2tpd_config *c, const struct static_tunnel *st)
@@ -112,21 +117,26 @@ static void static_tunnel_start(const struct l2tpd_config *c, const struct stati
 			   err, sizeof(err));
 	if (t == NULL) {
 		log_warnx("static tunnel %s: %s", st->name, err);
-		static_tunnel_lost(st->name);
+		static_tunnel_lost(st->name, false);
 		return;
 	}
 	for (unsigned i = 0; i < st->n_sessions; i++)
 		static_session_start(t, c, &st->sessions[i], NULL);
 }
 
-static struct static_retry *retry_find(const char *name)
+static bool sess_name_eq(const char *a, const char *b)
+{
+	return a == NULL ? b == NULL : b != NULL && strcmp(a, b) == 0;
+}
+
+static struct static_retry *retry_find(const char *name, const char *sess)
 {
 	struct usl_list *pos;
 
-	/* one entry per static tunnel that is down: a handful, not per tunnel */
+	/* one entry per static object that is down: a handful, not per tunnel */
 	usl_list_foreach(pos, &retries) {
 		struct static_retry *r = usl_container_of(pos, struct static_retry, link);
-		if (strcmp(r->name, name) == 0)
+		if (strcmp(r->name, name) == 0 && sess_name_eq(r->sess, sess))
 			return r;
 	}
 	return NULL;
@@ -137,7 +147,28 @@ static void retry_free(struct static_retry *r)
 	usl_timer_cancel(&r->timer);
 	usl_list_del(&r->link);
 	free(r->name);
+	free(r->sess);
 	free(r);
+}
+
+static void retry_arm(const char *name, const char *sess, bool at_once);
+
+/* A static session's turn: its tunnel must still be up and lack it. */
+static void retry_session(struct static_retry *r)
+{
+	const struct static_tunnel *st = find_static(l2tpd.conf, r->name);
+	const struct static_session *ss = st ? find_static_session(st, r->sess) : NULL;
+	struct tunnel *t = tunnel_find_name(r->name);
+
+	if (ss == NULL || t == NULL || t->closing || session_find_name(r->sess) != NULL ||
+	    l2tp_cc_state(t->cc) != L2TP_CC_ESTABLISHED) {
+		retry_free(r);	/* gone, or the tunnel's own restart starts it */
+		return;
+	}
+	log_info("static session %s (tunnel %s): starting again (attempt %u)", r->sess, r->name,
+		 r->attempts + 1);
+	if (!static_session_start(t, l2tpd.conf, ss, NULL))
+		retry_arm(r->name, r->sess, false);
 }
 
 static void retry_expired(struct usl_timer *t)
@@ -145,6 +176,10 @@ static void retry_expired(struct usl_timer *t)
 	struct static_retry *r = usl_container_of(t, struct static_retry, timer);
 	const struct static_tunnel *st = find_static(l2tpd.conf, r->name);
 
+	if (r->sess != NULL) {
+		retry_session(r);
+		return;
+	}
 	if (st == NULL || tunnel_find_name(r->name) != NULL) {
 		retry_free(r);
 		return;
@@ -153,17 +188,18 @@ static void retry_expired(struct usl_timer *t)
 	static_tunnel_start(l2tpd.conf, st);	/* on failure it re-arms us */
 }
 
-void static_tunnel_lost(const char *name)
+/* (Re)arms the retry of a static tunnel, or of one of its sessions. */
+static void retry_arm(const char *name, const char *sess, bool at_once)
 {
-	struct static_retry *r;
+	struct static_retry *r = retry_find(name, sess);
 	unsigned delay;
 
-	if (name == NULL || l2tpd.shutting_down || find_static(l2tpd.conf, name) == NULL)
-		return;
-	r = retry_find(name);
 	if (r == NULL) {
 		r = calloc(1, sizeof(*r));
-		if (r == NULL || (r->name = strdup(name)) == NULL) {
+		if (r == NULL || (r->name = strdup(name)) == NULL ||
+		    (sess != NULL && (r->sess = strdup(sess)) == NULL)) {
+			if (r != NULL)
+				free(r->name);
 			free(r);
 			return;
 		}
@@ -173,9 +209,42 @@ void static_tunnel_lost(const char *name)
 	delay = STATIC_RETRY_FIRST_S << (r->attempts < 6 ? r->attempts : 6);
 	if (delay > STATIC_RETRY_MAX_S)
 		delay = STATIC_RETRY_MAX_S;
+	if (at_once && r->attempts == 0)
+		delay = 0;
 	r->attempts++;
-	log_info("static tunnel %s: down, retrying in %u s", name, delay);
+	if (sess != NULL)
+		log_info("static session %s (tunnel %s): down, retrying in %u s", sess, name, delay);
+	else if (delay == 0)
+		log_info("static tunnel %s: closed by its peer, opening a new connection now", name);
+	else
+		log_info("static tunnel %s: down, retrying in %u s", name, delay);
 	usl_timer_arm(l2tpd.timers, &r->timer, usl_time_s(delay));
+}
+
+void static_tunnel_lost(const char *name, bool at_once)
+{
+	if (name == NULL || l2tpd.shutting_down || find_static(l2tpd.conf, name) == NULL)
+		return;
+	retry_arm(name, NULL, at_once);
+}
+
+void static_session_lost(const char *tunnel, const char *sess)
+{
+	const struct static_tunnel *st;
+
+	if (tunnel == NULL || sess == NULL || l2tpd.shutting_down)
+		return;
+	st = find_static(l2tpd.conf, tunnel);
+	if (st != NULL && find_static_session(st, sess) != NULL)
+		retry_arm(tunnel, sess, false);
+}
+
+void static_session_up(const char *tunnel, const char *sess)
+{
+	struct static_retry *r = tunnel && sess ? retry_find(tunnel, sess) : NULL;
+
+	if (r != NULL)
+		retry_free(r);
 }
 
 void static_tunnel_adopted(struct tunnel *t)
@@ -190,7 +259,7 @@ void static_tunnel_adopted(struct tunnel *t)
 
 void static_tunnel_up(const char *name)
 {
-	struct static_retry *r = name ? retry_find(name) : NULL;
+	struct static_retry *r = name ? retry_find(name, NULL) : NULL;
 
 	if (r != NULL)
 		retry_free(r);

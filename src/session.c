@@ -190,6 +190,7 @@ struct session *session_open(struct tunnel *t, const struct session_profile *pro
 
 void session_delete(struct session *s, uint16_t result, const char *msg)
 {
+	s->deleted = true;
 	if (s->sess != NULL)
 		l2tp_sess_close(s->sess, result, 0, msg);
 }
@@ -281,6 +282,8 @@ void session_on_event(struct l2tp_cc *cc, struct l2tp_sess *ls, enum l2tp_sess_s
 		l2tpd.n_sessions_up++;
 		session_reply_waiters(s, CTL_OK, NULL, NULL);
 		event_emit(EV_SESSION_UP, s->tunnel, s, NULL);
+		if (s->origin == ORIGIN_CONFIG)
+			static_session_up(s->tunnel->name, s->name);
 	} else if (to == L2TP_SESS_CLOSED) {
 		session_announce_down(s, why);
 	}
@@ -295,6 +298,10 @@ void session_on_freed(struct l2tp_cc *cc, struct l2tp_sess *ls)
 		return;
 	session_announce_down(s, l2tp_sess_close_reason(ls));
 	event_emit(EV_SESSION_DELETED, s->tunnel, s, l2tp_sess_close_reason(ls));
+	/* one the peer (or a failure) cleared comes back; a lost tunnel restarts its own */
+	if (s->origin == ORIGIN_CONFIG && !s->deleted && !s->tunnel->closing &&
+	    l2tp_cc_state(s->tunnel->cc) == L2TP_CC_ESTABLISHED)
+		static_session_lost(s->tunnel->name, s->name);
 	s->sess = NULL;
 	session_unindex_free(s);
 }

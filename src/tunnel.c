@@ -216,6 +216,28 @@ static void tunnel_announce_down(struct tunnel *t, const struct l2tp_result *why
 static void tunnel_destroy(struct tunnel *t);
 static void tunnel_await_heir(struct tunnel *t);
 
+/*
+ * A static tunnel that was up and is now stopping by itself (its peer's
+ * StopCCN: a restarted LNS; or a dead peer): the old connection stays for
+ * the StopCCN hold under its old Control Connection ID, but the name goes
+ * to a new connection, opened at once.  Only after REOPEN_MIN_UP_S up, so
+ * a peer that clears every connection as soon as it is made sees us no
+ * faster than the usual backoff.
+ */
+#define REOPEN_MIN_UP_S	5
+
+static void static_tunnel_reopen(struct tunnel *t)
+{
+	usl_time up;
+
+	if (t->origin != ORIGIN_CONFIG || t->closing || !t->name_indexed || l2tpd.shutting_down)
+		return;
+	up = usl_time_sub(usl_timerset_now(l2tpd.timers), t->established);
+	usl_hash_remove(&l2tpd.tunnels_by_name, &t->by_name);
+	t->name_indexed = false;
+	static_tunnel_lost(t->name, usl_time_cmp(up, usl_time_s(REOPEN_MIN_UP_S)) >= 0);
+}
+
 static void tunnel_on_event(struct l2tp_cc *cc, enum l2tp_cc_state from, enum l2tp_cc_state to,
 			    const struct l2tp_result *why)
 {
@@ -236,6 +258,8 @@ static void tunnel_on_event(struct l2tp_cc *cc, enum l2tp_cc_state from, enum l2
 	}
 	if (to == L2TP_CC_ESTABLISHED && l2tp_cc_dp_state(cc) == L2TP_DP_UP)
 		tunnel_announce_up(t);
+	if (from == L2TP_CC_ESTABLISHED && to == L2TP_CC_STOPPING)
+		static_tunnel_reopen(t);
 	if (to == L2TP_CC_STOPPING || to == L2TP_CC_CLOSED) {
 		if (why != NULL && from != L2TP_CC_STOPPING)
 			log_info("tunnel %u (peer %s): down: result %u (%s)%s%.*s", t->id,
@@ -540,7 +564,7 @@ static void tunnel_destroy(struct tunnel *t)
 	event_emit(EV_TUNNEL_DELETED, t, NULL, l2tp_cc_close_reason(t->cc));
 	/* a static tunnel lost on its own comes back (its name is still indexed) */
 	if (t->origin == ORIGIN_CONFIG && t->name_indexed)
-		static_tunnel_lost(t->name);
+		static_tunnel_lost(t->name, false);
 	tunnel_unindex(t);
 	transport_tunnel_close(t);
 	l2tp_cc_free(t->cc);	/* deferred by the engine while inside its callback */
@@ -902,7 +926,7 @@ static void tunnel_inherit(struct tunnel *nt, struct tunnel_heir *h, const char 
 		if (!usl_list_empty(&h->waiters))
 			event_publish(&ev);
 		if (h->origin == ORIGIN_CONFIG && h->name != NULL)
-			static_tunnel_lost(h->name);
+			static_tunnel_lost(h->name, false);
 		free(h->name);
 		return;
 	}

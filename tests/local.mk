@@ -29,6 +29,7 @@ INTEGRATION_TESTS = \
 	tests/integration/metrics.sh \
 	tests/integration/ports.sh \
 	tests/integration/hold.sh \
+	tests/integration/static.sh \
 	tests/integration/demo.sh \
 	tests/integration/interop.sh \
 	tests/integration/ip-encap.sh

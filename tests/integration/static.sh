@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Static objects always come back (issue 16, items 3 and 4):
+#  - a static session the LNS deletes is started again by the LAC after
+#    its backoff (5 s), and the log says so;
+#  - a restarted LNS (StopCCN "shutting down", then a new daemon) costs the
+#    LAC's static tunnel a reconnection, not the 31 s StopCCN hold plus a
+#    5 s backoff: the old connection is held under its old CCID while a
+#    new one opens at once.
+. "$(dirname "$0")/lib.sh"
+it_setup
+
+write_conf b $B_ADDR 'peer_default = { accept = true; };'
+write_conf a $A_ADDR "peer_default = { accept = true; };
+tunnels = ( { name = \"st1\"; peer = \"$B_ADDR\";
+              sessions = ( { name = \"st1-s1\"; remote_end_id = \"x1\"; } ); } );"
+start b "$NSB" && start a "$NSA"
+log_test $? "both daemons start"
+wait_until 5 expect_count 1 count_sessions a established && wait_until 5 expect_count 1 count_sessions b established
+log_test $? "static tunnel st1 and session st1-s1 up"
+
+sid=$(ctlj b session list | jq -r '.sessions[0].session_id')
+ctl b session delete "$sid" >/dev/null
+wait_until 3 expect_count 0 count_sessions a
+gone=$?
+wait_until 10 expect_count 1 count_sessions a established && wait_until 3 expect_count 1 count_sessions b established
+rc=$?
+[ $gone = 0 ] && [ $rc = 0 ] && grep -q "static session st1-s1 (tunnel st1): down, retrying in 5 s" "$W/a.log"
+log_test $? "a static session the LNS deleted comes back after its backoff, logged"
+
+sleep 5	# up long enough to reopen at once (REOPEN_MIN_UP_S)
+old=$(ctlj a tunnel show name st1 | jq -r .tunnel_id)
+kill -TERM "$(pid_of b)"
+wait_until 5 sh -c "! kill -0 $(pid_of b) 2>/dev/null"
+t0=$(date +%s%N)
+start b "$NSB"
+wait_until 15 expect_count 1 count_sessions a established
+rc=$?
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+new=$(ctlj a tunnel show name st1 | jq -r .tunnel_id)
+[ $rc = 0 ] && [ "$new" != "$old" ] && [ $ms -lt 10000 ] &&
+	grep -q "static tunnel st1: closed by its peer, opening a new connection now" "$W/a.log"
+log_test $? "LNS restarted: st1 back with its session in $ms ms (new CCID $new, old $old held)"
+it_done
