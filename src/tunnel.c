@@ -1164,7 +1164,8 @@ void tunnel_input_listener(const struct l2tp_rx *rx)
 	secret.p = (const uint8_t *)sec;
 	secret.len = strlen(sec);
 	why = l2tp_msg_decode(m, rx->buf, rx->len, false, secret.len ? &secret : NULL);
-	if (m->type_ok && m->type != L2TP_MSG_SCCRQ)
+	/* a ZLB (no Message Type) too: the LAC acknowledging our refusal */
+	if ((m->type_ok || why == L2TP_DROP_NONE) && m->type != L2TP_MSG_SCCRQ)
 		why = L2TP_DROP_ZERO_CCID;
 	if (why != L2TP_DROP_NONE && m->type_ok && m->bad == why && !refuse_reason(pp, &r, &drop)) {
 		/* a malformed SCCRQ from a peer we would talk to: say why, once */

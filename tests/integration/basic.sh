@@ -76,6 +76,11 @@ log_test $? "SCCRQ from a peer the config forbids: StopCCN 4 reported to the CLI
 drops=$(ctlj b stats | jq '.global.drops["peer-refused"] // .global.drops.peer_refused // 0')
 [ "$drops" -ge 1 ] && expect_count 0 count_tunnels b established
 log_test $? "B counted the refusal and has no tunnel from it"
+sleep 0.3	# A's ZLB acknowledging the refusal (Control Connection ID 0)
+st=$(ctlj b stats)
+[ "$(jq .global.refusals_sent <<<"$st")" = 1 ] && [ "$(jq '.global.drops["zero-ccid"] // 0' <<<"$st")" -ge 1 ] &&
+	[ "$(grep -c "SCCRQ from $B_ADDR6\|SCCRQ from $A_ADDR6.*refused" "$W/b.log")" = 1 ]
+log_test $? "one StopCCN, one warning; A's ZLB is counted (zero-ccid), not refused again"
 
 # --- bad CLI input gives exit 2 and names the problem -------------------------
 bad() {	# bad PATTERN ARGS...
