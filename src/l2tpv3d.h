@@ -134,6 +134,7 @@ struct tunnel {
 	unsigned n_sessions;
 	void *dp_priv;				/* the data plane's state */
 	char *dp_error;				/* why the data plane refused it, for the CLI; NULL: it did not */
+	char *unauth_note;			/* an unauthenticated StopCCN answered our SCCRQ: what it said */
 	/*
 	 * peer->connecting while we wait for the peer's SCCRP (tie breaks);
 	 * l2tpd.half_open_in while we wait for its SCCCN (eviction, oldest first)
@@ -167,6 +168,7 @@ struct session {
 	void *dp_priv;
 	uint64_t dp_handle;			/* data plane object handle (kernel: ifindex) */
 	char *dp_error;				/* why the data plane refused it, for the CLI; NULL: it did not */
+	char *unauth_note;			/* an unauthenticated StopCCN answered our SCCRQ: what it said */
 };
 
 /* The daemon's one global state. */

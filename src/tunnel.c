@@ -18,6 +18,7 @@
 #include "event.h"
 #include "l2tpv3d.h"
 #include "usl/buf.h"
+#include "usl/escape.h"
 #include "usl/log.h"
 
 struct peer_ccid_key {
@@ -180,6 +181,11 @@ static enum ctl_status tunnel_fail_status(const struct tunnel *t, char *err, siz
 		snprintf(err, errlen, "data plane refused the tunnel%s%s",
 			 t->dp_error ? ": " : "", name_str(t->dp_error));
 		return CTL_E_DATAPLANE;
+	}
+	if (rx == 0 && !t->closing && t->unauth_note != NULL) {
+		snprintf(err, errlen, "no authenticated answer from peer %s: %s",
+			 sockaddr_ntop((const struct sockaddr *)&t->remote), t->unauth_note);
+		return CTL_E_TIMEOUT;
 	}
 	if (rx == 0 && !t->closing) {
 		snprintf(err, errlen, "no answer from peer %s",
@@ -523,6 +529,7 @@ static void tunnel_unindex(struct tunnel *t)
 	free(t->session_profile);
 	free(t->name);
 	free(t->dp_error);
+	free(t->unauth_note);
 	l2tpd.n_tunnels--;
 	tunnel_count_changed();
 }
@@ -708,6 +715,30 @@ bool tunnel_reclaim_held_socket(void)
 	return true;
 }
 
+/*
+ * Authentication is on and the answer to our SCCRQ carries no valid
+ * digest: it is dropped, as it must be (anyone could have sent it).  But
+ * an unauthenticated StopCCN is most often the peer refusing us (it has no
+ * secret for us, or another one): what it said goes into the log and into
+ * the failure the operator reads, instead of a bare "no answer".
+ */
+static void tunnel_note_unauthenticated(struct tunnel *t, const uint8_t *buf, size_t len)
+{
+	static struct l2tp_msg m;	/* large (hidden AVP scratch): not on the stack */
+	char msg[128] = "";
+
+	if (t->unauth_note != NULL || l2tp_cc_state(t->cc) != L2TP_CC_WAIT_CTL_REPLY ||
+	    l2tp_msg_decode(&m, buf, len, false, NULL) != L2TP_DROP_NONE ||
+	    m.type != L2TP_MSG_STOPCCN)
+		return;
+	if (m.result.message.p != NULL)
+		usl_str_escape(msg, sizeof(msg), m.result.message.p, m.result.message.len);
+	text_set(&t->unauth_note, "it sent an unauthenticated StopCCN (dropped): result %u (%s)%s%s; "
+		 "check the secret and digest both sides use", m.result.result,
+		 l2tp_stopccn_result_name(m.result.result), msg[0] ? ": " : "", msg);
+	log_warnx("tunnel %u (peer %s): %s", t->id, sockaddr_ntop(&t->remote.sa), t->unauth_note);
+}
+
 void tunnel_input(struct tunnel *t, const uint8_t *buf, size_t len, const struct sockaddr *from)
 {
 	uint32_t id = t->id;	/* t may be freed inside l2tp_cc_input() */
@@ -723,6 +754,8 @@ void tunnel_input(struct tunnel *t, const uint8_t *buf, size_t len, const struct
 	}
 	why = l2tp_cc_input(t->cc, buf, len);
 	if (why != L2TP_DROP_NONE) {
+		if (why == L2TP_DROP_DIGEST_MISSING || why == L2TP_DROP_DIGEST_MISMATCH)
+			tunnel_note_unauthenticated(t, buf, len);
 		count_drop(t, why, from);
 		return;
 	}

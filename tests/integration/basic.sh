@@ -11,6 +11,8 @@ peers = ( { name = "lacs"; match = "192.0.2.0/24"; accept = true; } );
 peer_default = { accept = false; };'
 sed -i "s|listen = \[\"$B_ADDR\"\]|listen = [\"$B_ADDR\", \"$B_ADDR6\"]|" "$W/b.conf"
 write_conf a $A_ADDR '
+tunnel_profiles = ( { name = "default"; },
+                    { name = "fast"; retransmit_initial = 0.2; retransmit_cap = 0.4; max_retries = 2; } );
 session_profiles = ( { name = "default"; cookie_len = 4; } );
 peer_default = { accept = true; };'
 sed -i "s|listen = \[\"$A_ADDR\"\]|listen = [\"$A_ADDR\", \"$A_ADDR6\"]|" "$W/a.conf"
@@ -81,6 +83,12 @@ st=$(ctlj b stats)
 [ "$(jq .global.refusals_sent <<<"$st")" = 1 ] && [ "$(jq '.global.drops["zero-ccid"] // 0' <<<"$st")" -ge 1 ] &&
 	[ "$(grep -c "SCCRQ from $B_ADDR6\|SCCRQ from $A_ADDR6.*refused" "$W/b.log")" = 1 ]
 log_test $? "one StopCCN, one warning; A's ZLB is counted (zero-ccid), not refused again"
+
+# --- with a digest, B's refusal is unauthenticated: dropped, but reported -----
+out=$(ctl a tunnel create peer $B_ADDR6 profile fast secret s3cret digest md5 2>&1); rc=$?
+[ $rc = 1 ] && grep -q "unauthenticated StopCCN (dropped): result 4 (requester not authorized)" <<<"$out" &&
+	grep -q "unauthenticated StopCCN" "$W/a.log"
+log_test $? "refused while using a digest: the failure quotes the dropped StopCCN ($(head -c 120 <<<"$out"))"
 
 # --- bad CLI input gives exit 2 and names the problem -------------------------
 bad() {	# bad PATTERN ARGS...
