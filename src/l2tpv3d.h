@@ -168,7 +168,6 @@ struct session {
 	void *dp_priv;
 	uint64_t dp_handle;			/* data plane object handle (kernel: ifindex) */
 	char *dp_error;				/* why the data plane refused it, for the CLI; NULL: it did not */
-	char *unauth_note;			/* an unauthenticated StopCCN answered our SCCRQ: what it said */
 };
 
 /* The daemon's one global state. */
