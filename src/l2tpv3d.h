@@ -165,6 +165,7 @@ struct session {
 	bool named;
 	bool up;
 	bool deleted;				/* by the operator or a reload: not retried */
+	bool down_logged;			/* its end is logged once */
 	void *dp_priv;
 	uint64_t dp_handle;			/* data plane object handle (kernel: ifindex) */
 	char *dp_error;				/* why the data plane refused it, for the CLI; NULL: it did not */
@@ -268,6 +269,8 @@ bool tunnel_reclaim_held_socket(void);
 json_object *tunnel_json(const struct tunnel *t, bool detail);
 /* The peer as list, show and monitor print it: "a:p", "[v6]:p", or over IP the bare address. */
 void tunnel_peer_str(const struct tunnel *t, char *buf, size_t len);
+/* How the log names a tunnel: "st1 (3735928559)", or its ID alone. */
+const char *tunnel_label(const struct tunnel *t, char *buf, size_t len);
 json_object *drop_counts_json(const uint64_t *drops);
 json_object *msg_type_counts_json(const uint64_t *counts);
 

@@ -239,10 +239,58 @@ static void session_reply_waiters(struct session *s, enum ctl_status st, const c
 		event_publish(&ev);
 }
 
+/* "pw1 (4711)", or the ID alone */
+static const char *session_label(const struct session *s, char *buf, size_t len)
+{
+	if (s->name != NULL)
+		snprintf(buf, len, "%s (%u)", s->name, s->id);
+	else
+		snprintf(buf, len, "%u", s->id);
+	return buf;
+}
+
+static void session_log_up(const struct session *s)
+{
+	char label[CFG_NAME_MAX + 16], tlabel[CFG_NAME_MAX + 16], reid[192] = "";
+	const uint8_t *p = NULL;
+	uint16_t len = 0;
+
+	if (s->sess != NULL)
+		p = l2tp_sess_remote_end_id(s->sess, &len);
+	usl_str_escape(reid, sizeof(reid), p, p ? len : 0);	/* the peer's words: data */
+	log_info("session %s: up: tunnel %s, remote end id \"%s\"%s%s",
+		 session_label(s, label, sizeof(label)), tunnel_label(s->tunnel, tlabel, sizeof(tlabel)),
+		 reid, s->ifname[0] ? ", interface " : "", s->ifname);
+}
+
+/* Once per session: down (was up) or failed, and why (CDN text already escaped). */
+static void session_log_down(struct session *s, const struct l2tp_result *why)
+{
+	char label[CFG_NAME_MAX + 16], tlabel[CFG_NAME_MAX + 16];
+
+	if (s->down_logged)
+		return;
+	s->down_logged = true;
+	session_label(s, label, sizeof(label));
+	tunnel_label(s->tunnel, tlabel, sizeof(tlabel));
+	if (why == NULL) {
+		log_info("session %s: %s: tunnel %s%s", label, s->up ? "down" : "failed", tlabel,
+			 s->tunnel->closing || l2tp_cc_state(s->tunnel->cc) >= L2TP_CC_STOPPING ?
+			 ", which is closing" : "");
+		return;
+	}
+	log_info("session %s: %s: tunnel %s, CDN result %u (%s)%s%.*s", label,
+		 s->up ? "down" : "failed", tlabel, why->result, l2tp_cdn_result_name(why->result),
+		 why->message.len ? ": " : "", (int)why->message.len,
+		 why->message.p ? (const char *)why->message.p : "");
+}
+
 static void session_announce_down(struct session *s, const struct l2tp_result *why)
 {
 	char err[256], msg[160] = "";
 	enum ctl_status st = CTL_E_PEER;
+
+	session_log_down(s, why);
 
 	if (s->up) {
 		s->up = false;
@@ -281,6 +329,7 @@ void session_on_event(struct l2tp_cc *cc, struct l2tp_sess *ls, enum l2tp_sess_s
 		s->established = usl_timerset_now(l2tpd.timers);
 		l2tpd.n_sessions_up++;
 		session_reply_waiters(s, CTL_OK, NULL, NULL);
+		session_log_up(s);
 		event_emit(EV_SESSION_UP, s->tunnel, s, NULL);
 		if (s->origin == ORIGIN_CONFIG)
 			static_session_up(s->tunnel->name, s->name);

@@ -151,16 +151,27 @@ static void tunnel_reply_waiters(struct tunnel *t, enum ctl_status st, const cha
 		event_publish(&ev);
 }
 
+const char *tunnel_label(const struct tunnel *t, char *buf, size_t len)
+{
+	if (t->name != NULL)
+		snprintf(buf, len, "%s (%u)", t->name, t->id);
+	else
+		snprintf(buf, len, "%u", t->id);
+	return buf;
+}
+
 static void tunnel_announce_up(struct tunnel *t)
 {
+	char label[CFG_NAME_MAX + 16];
+
 	if (t->up)
 		return;
 	t->up = true;
 	t->established = usl_timerset_now(l2tpd.timers);
 	l2tpd.n_tunnels_up++;
-	log_info("tunnel %u (peer %s): established, peer ccid %u host \"%s\"", t->id,
-		 sockaddr_ntop((struct sockaddr *)&t->remote), l2tp_cc_peer_ccid(t->cc),
-		 l2tp_cc_peer_host_name(t->cc));
+	log_info("tunnel %s: up: peer %s, host \"%s\", peer tunnel id %u",
+		 tunnel_label(t, label, sizeof(label)), sockaddr_ntop((struct sockaddr *)&t->remote),
+		 l2tp_cc_peer_host_name(t->cc), l2tp_cc_peer_ccid(t->cc));
 	tunnel_reply_waiters(t, CTL_OK, NULL, NULL);
 	if (t->origin == ORIGIN_CONFIG)
 		static_tunnel_up(t->name);
@@ -244,6 +255,24 @@ static void static_tunnel_reopen(struct tunnel *t)
 	static_tunnel_lost(t->name, usl_time_cmp(up, usl_time_s(REOPEN_MIN_UP_S)) >= 0);
 }
 
+/* Once per tunnel, when it stops: up before ("down") or not ("failed"), and why. */
+static void tunnel_log_down(const struct tunnel *t, const struct l2tp_result *why)
+{
+	char label[CFG_NAME_MAX + 16];
+
+	if (why == NULL) {
+		log_info("tunnel %s: %s: peer %s", tunnel_label(t, label, sizeof(label)),
+			 t->up ? "down" : "failed", sockaddr_ntop(&t->remote.sa));
+		return;
+	}
+	/* the message was escaped when it was stored (l2tp_reason_from_msg) */
+	log_info("tunnel %s: %s: peer %s, result %u (%s)%s%.*s",
+		 tunnel_label(t, label, sizeof(label)), t->up ? "down" : "failed",
+		 sockaddr_ntop(&t->remote.sa), why->result, l2tp_stopccn_result_name(why->result),
+		 why->message.len ? ": " : "", (int)why->message.len,
+		 why->message.p ? (const char *)why->message.p : "");
+}
+
 static void tunnel_on_event(struct l2tp_cc *cc, enum l2tp_cc_state from, enum l2tp_cc_state to,
 			    const struct l2tp_result *why)
 {
@@ -267,11 +296,8 @@ static void tunnel_on_event(struct l2tp_cc *cc, enum l2tp_cc_state from, enum l2
 	if (from == L2TP_CC_ESTABLISHED && to == L2TP_CC_STOPPING)
 		static_tunnel_reopen(t);
 	if (to == L2TP_CC_STOPPING || to == L2TP_CC_CLOSED) {
-		if (why != NULL && from != L2TP_CC_STOPPING)
-			log_info("tunnel %u (peer %s): down: result %u (%s)%s%.*s", t->id,
-				 sockaddr_ntop((struct sockaddr *)&t->remote), why->result,
-				 l2tp_stopccn_result_name(why->result), why->message.len ? ": " : "",
-				 (int)why->message.len, why->message.p ? (const char *)why->message.p : "");
+		if (from != L2TP_CC_STOPPING)
+			tunnel_log_down(t, why);
 		tunnel_announce_down(t, why);
 	}
 	if (to == L2TP_CC_CLOSED)

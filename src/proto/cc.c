@@ -428,13 +428,13 @@ static void cc_change_state(struct l2tp_cc *cc, enum l2tp_cc_state to, const cha
 		return;
 	cc->state = to;
 	if (cc->reason.set && to >= L2TP_CC_STOPPING)
-		cc_log(info, cc, "state change %s -> %s, reason: %s (result %u/%u%s%s)",
+		cc_log(debug, cc, "state change %s -> %s, reason: %s (result %u/%u%s%s)",
 		       l2tp_cc_state_name(from), l2tp_cc_state_name(to), why,
 		       cc->reason.r.result, cc->reason.r.error,
 		       cc->reason.text && cc->reason.text[0] ? " " : "",
 		       cc->reason.text ? cc->reason.text : "");
 	else
-		cc_log(info, cc, "state change %s -> %s, reason: %s",
+		cc_log(debug, cc, "state change %s -> %s, reason: %s",
 		       l2tp_cc_state_name(from), l2tp_cc_state_name(to), why);
 	if (to == L2TP_CC_CLOSED)
 		cc_stop_timers(cc);

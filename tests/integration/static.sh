@@ -18,6 +18,13 @@ log_test $? "both daemons start"
 wait_until 5 expect_count 1 count_sessions a established && wait_until 5 expect_count 1 count_sessions b established
 log_test $? "static tunnel st1 and session st1-s1 up"
 
+# one line per transition, with names, peer and reason (issue 16, item 7)
+[ "$(grep -c "info: tunnel st1 ([0-9]*): up: peer $B_ADDR, host \"b\"" "$W/a.log")" = 1 ] &&
+	[ "$(grep -c "info: session st1-s1 ([0-9]*): up: tunnel st1 ([0-9]*), remote end id \"x1\"" "$W/a.log")" = 1 ] &&
+	[ "$(grep -c "info: session [0-9]*: up: tunnel [0-9]*, remote end id \"x1\"" "$W/b.log")" = 1 ] &&
+	! grep -q "info: .*state change" "$W/a.log" "$W/b.log"
+log_test $? "tunnel and session up: logged once each, with names and the remote end id"
+
 sid=$(ctlj b session list | jq -r '.sessions[0].session_id')
 ctl b session delete "$sid" >/dev/null
 wait_until 3 expect_count 0 count_sessions a
@@ -26,6 +33,8 @@ wait_until 10 expect_count 1 count_sessions a established && wait_until 3 expect
 rc=$?
 [ $gone = 0 ] && [ $rc = 0 ] && grep -q "static session st1-s1 (tunnel st1): down, retrying in 5 s" "$W/a.log"
 log_test $? "a static session the LNS deleted comes back after its backoff, logged"
+grep -q "info: session st1-s1 ([0-9]*): down: tunnel st1 ([0-9]*), CDN result 3 (administrative)" "$W/a.log"
+log_test $? "its end logged with names and the CDN's reason"
 
 sleep 5	# up long enough to reopen at once (REOPEN_MIN_UP_S)
 old=$(ctlj a tunnel show name st1 | jq -r .tunnel_id)
