@@ -742,6 +742,28 @@ bool tunnel_reclaim_held_socket(void)
 }
 
 /*
+ * A data frame on the tunnel's socket: the kernel passes up what no kernel
+ * session takes.  Routine for a session of this tunnel that is not up yet
+ * or came up moments ago (the peer's data plane was quicker than ours);
+ * anything else (an unknown session, one up for long: its kernel object
+ * may be gone) is worth the warning.
+ */
+#define DATA_BEFORE_KERNEL_S	10
+
+static bool data_frame_routine(const struct tunnel *t, const uint8_t *buf, size_t len)
+{
+	const struct session *s;
+
+	if (len < 8 || (buf[0] & 0x80))
+		return false;
+	s = session_find(usl_get_be32(buf + 4));
+	if (s == NULL || s->tunnel != t)
+		return false;
+	return !s->up || usl_time_cmp(usl_time_sub(usl_timerset_now(l2tpd.timers), s->established),
+				      usl_time_s(DATA_BEFORE_KERNEL_S)) < 0;
+}
+
+/*
  * Authentication is on and the answer to our SCCRQ carries no valid
  * digest: it is dropped, as it must be (anyone could have sent it).  But
  * an unauthenticated StopCCN is most often the peer refusing us (it has no
@@ -779,6 +801,12 @@ void tunnel_input(struct tunnel *t, const uint8_t *buf, size_t len, const struct
 		memcpy(&t->remote, from, sockaddr_len(from));
 	}
 	why = l2tp_cc_input(t->cc, buf, len);
+	if (why == L2TP_DROP_NOT_CONTROL && data_frame_routine(t, buf, len)) {
+		l2tpd.stats.drops[why]++;
+		log_debug("tunnel %u: data frame for session %u before its kernel session", t->id,
+			  usl_get_be32(buf + 4));
+		return;
+	}
 	if (why != L2TP_DROP_NONE) {
 		if (why == L2TP_DROP_DIGEST_MISSING || why == L2TP_DROP_DIGEST_MISMATCH)
 			tunnel_note_unauthenticated(t, buf, len);

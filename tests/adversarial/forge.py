@@ -10,6 +10,7 @@ address given (a test namespace).
   forge.py stopccn --dst IP --ccid X --sports A-B [--ns A-B] [--nr A-B]
   forge.py big --dst IP --size N
   forge.py ccid0-zlb --dst IP
+  forge.py data --dst IP --dport P --src IP --sport P --session ID [--count N]
 
 Prints "sent N" on stdout.
 """
@@ -168,6 +169,15 @@ def cmd_ccid0_zlb(a):
     print("sent 1")
 
 
+def cmd_data(a):
+    """L2TPv3 data frames over UDP (T bit 0, RFC 3931 4.1.2.1), from any address and port."""
+    raw = Raw()
+    frame = struct.pack("!II", 0x00030000, a.session) + b"\x00" * 60
+    for _ in range(a.count):
+        raw.send(a.src, a.sport, a.dst, a.dport, frame)
+    print("sent", a.count)
+
+
 def main():
     p = argparse.ArgumentParser()
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -191,13 +201,18 @@ def main():
     q.add_argument("--nr", default="0-3")
     q = sub.add_parser("big")
     q.add_argument("--size", type=int, default=5000)
+    q = sub.add_parser("data")
+    q.add_argument("--src", required=True)
+    q.add_argument("--sport", type=int, required=True)
+    q.add_argument("--session", type=int, required=True)
+    q.add_argument("--count", type=int, default=1)
     q = sub.add_parser("ccid0-zlb")
     for q in sub.choices.values():
         q.add_argument("--dst", required=True)
         q.add_argument("--dport", type=int, default=1701)
         q.add_argument("--max-seconds", type=float, default=60)
     a = p.parse_args()
-    {"sccrq": cmd_sccrq, "stopccn": cmd_stopccn, "big": cmd_big,
+    {"sccrq": cmd_sccrq, "stopccn": cmd_stopccn, "big": cmd_big, "data": cmd_data,
      "ccid0-zlb": cmd_ccid0_zlb}[a.cmd](a)
 
 
