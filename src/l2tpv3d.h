@@ -91,6 +91,10 @@ struct peer {
 	struct usl_list connecting;		/* our tunnels in wait-ctl-reply (tie breaks) */
 	struct idalloc config_ids;		/* lowest free config_id, when enabled */
 	struct tunnel_heir *heir;		/* ours, refused by its tie break: awaits its SCCRQ */
+	/* probing its silent connections when it opens a new one (tunnel.c) */
+	usl_time probed;			/* last sweep */
+	struct usl_timer probe_timer;		/* a sweep deferred by the rate limit */
+	uint32_t probe_for;			/* the newest connection's CCID */
 };
 
 struct tunnel {
@@ -266,6 +270,7 @@ void tunnel_input_listener(const struct l2tp_rx *rx);
 void tunnel_input(struct tunnel *t, const uint8_t *buf, size_t len, const struct sockaddr *from);
 void tunnel_dp_done(struct tunnel *t, int err);
 bool tunnel_reclaim_held_socket(void);
+void tunnel_probe_due(struct usl_timer *tm);
 json_object *tunnel_json(const struct tunnel *t, bool detail);
 /* The peer as list, show and monitor print it: "a:p", "[v6]:p", or over IP the bare address. */
 void tunnel_peer_str(const struct tunnel *t, char *buf, size_t len);

@@ -52,6 +52,7 @@ struct peer *peer_get(const struct sockaddr *addr)
 	sockaddr_set_port((struct sockaddr *)&p->addr, 0);
 	usl_list_init(&p->tunnels);
 	usl_list_init(&p->connecting);
+	usl_timer_init(&p->probe_timer, tunnel_probe_due);
 	if (l2tpd.conf->snmp_config_id && idalloc_init(&p->config_ids, PEER_CONFIG_ID_MAX) < 0) {
 		free(p);
 		return NULL;
@@ -66,6 +67,7 @@ void peer_put(struct peer *p)
 	if (--p->n_tunnels > 0)
 		return;
 	usl_hash_remove(&l2tpd.peers, &p->hnode);
+	usl_timer_cancel(&p->probe_timer);
 	idalloc_destroy(&p->config_ids);
 	free(p);
 }

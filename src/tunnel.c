@@ -160,6 +160,75 @@ const char *tunnel_label(const struct tunnel *t, char *buf, size_t len)
 	return buf;
 }
 
+/*
+ * A peer that restarts opens new control connections from the same address
+ * and Router ID (or Host Name) while our old ones to it are dead, and they
+ * would stay beside the new ones until their HELLOs run out (minutes).  So
+ * a new connection from a peer probes the older ones that have been silent
+ * since it began (nothing heard on them after its SCCRQ): a HELLO with one
+ * retransmission, the connection cleared about 3 s later if unanswered.  A
+ * live peer answers in a round trip.  At most one sweep per PROBE_EVERY_S
+ * per peer (a deferred one for the newest connection): a peer bringing up
+ * thousands of tunnels costs one walk of its list every few seconds.
+ */
+#define PROBE_EVERY_S	2
+#define PROBE_RETRIES	1
+
+static bool same_peer_instance(const struct l2tp_cc *a, const struct l2tp_cc *b)
+{
+	uint32_t rid = l2tp_cc_peer_router_id(a);
+
+	if (rid != 0 || l2tp_cc_peer_router_id(b) != 0)
+		return rid == l2tp_cc_peer_router_id(b);
+	return strcmp(l2tp_cc_peer_host_name(a), l2tp_cc_peer_host_name(b)) == 0;
+}
+
+static void probe_sweep(struct peer *p, const struct tunnel *nt)
+{
+	struct usl_list *pos;
+	char label[CFG_NAME_MAX + 16];
+	unsigned n = 0;
+
+	p->probed = usl_timerset_now(l2tpd.timers);
+	usl_list_foreach(pos, &p->tunnels) {
+		struct tunnel *t = usl_container_of(pos, struct tunnel, peer_link);
+
+		if (t == nt || !t->up || t->closing || !same_peer_instance(t->cc, nt->cc) ||
+		    usl_time_cmp(l2tp_cc_last_rx(t->cc), nt->created) >= 0)
+			continue;
+		if (l2tp_cc_probe(t->cc, PROBE_RETRIES) == 0)
+			n++;
+	}
+	if (n > 0)
+		log_info("peer %s: new connection %s while %u older ones are silent: probing them "
+			 "(a restarted peer's are cleared in about 3 s)", sockaddr_ntop(&p->addr.sa),
+			 tunnel_label(nt, label, sizeof(label)), n);
+}
+
+static void tunnel_probe_stale(const struct tunnel *nt)
+{
+	struct peer *p = nt->peer;
+	usl_time next = usl_time_add(p->probed, usl_time_s(PROBE_EVERY_S));
+
+	p->probe_for = nt->id;
+	if (p->probed.ns != 0 && usl_time_cmp(next, usl_timerset_now(l2tpd.timers)) > 0) {
+		if (!usl_timer_armed(&p->probe_timer))
+			usl_timer_arm_at(l2tpd.timers, &p->probe_timer, next);
+		return;
+	}
+	probe_sweep(p, nt);
+}
+
+/* A sweep the rate limit deferred: for the peer's newest connection, if still up. */
+void tunnel_probe_due(struct usl_timer *tm)
+{
+	struct peer *p = usl_container_of(tm, struct peer, probe_timer);
+	const struct tunnel *nt = tunnel_find(p->probe_for);
+
+	if (nt != NULL && nt->peer == p && nt->up && !nt->closing)
+		probe_sweep(p, nt);
+}
+
 static void tunnel_announce_up(struct tunnel *t)
 {
 	char label[CFG_NAME_MAX + 16];
@@ -176,6 +245,7 @@ static void tunnel_announce_up(struct tunnel *t)
 	if (t->origin == ORIGIN_CONFIG)
 		static_tunnel_up(t->name);
 	event_emit(EV_TUNNEL_UP, t, NULL, NULL);
+	tunnel_probe_stale(t);
 }
 
 /* Why a tunnel that never came up failed, as the CLI caller should read it. */

@@ -30,6 +30,7 @@ INTEGRATION_TESTS = \
 	tests/integration/ports.sh \
 	tests/integration/hold.sh \
 	tests/integration/static.sh \
+	tests/integration/restart.sh \
 	tests/integration/demo.sh \
 	tests/integration/interop.sh \
 	tests/integration/ip-encap.sh

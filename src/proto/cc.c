@@ -483,7 +483,38 @@ static bool cc_wants_hiding(const struct l2tp_cc *cc, const struct l2tp_msg *m)
 		l2tp_msg_has(m, L2TP_AVP_REMOTE_END_ID));
 }
 
+static int cc_send_msg_retries(struct l2tp_cc *cc, struct l2tp_msg *m, unsigned retries);
+static void cc_msg_init(struct l2tp_msg *m, uint16_t type);
+
 int l2tp_cc_send_msg(struct l2tp_cc *cc, struct l2tp_msg *m)
+{
+	return cc_send_msg_retries(cc, m, cc_max_retries(cc, m->type));
+}
+
+/*
+ * A HELLO that clears the connection after `retries` retransmissions (one
+ * RTO each, doubling) instead of max_retries: to find out fast whether a
+ * silent connection is still there.  Not when messages are in flight (they
+ * probe already, on their own budget).
+ */
+int l2tp_cc_probe(struct l2tp_cc *cc, unsigned retries)
+{
+	struct l2tp_msg m;
+
+	if (cc->state != L2TP_CC_ESTABLISHED || !l2tp_rd_idle(&cc->rd)) {
+		errno = EBUSY;
+		return -1;
+	}
+	cc_msg_init(&m, L2TP_MSG_HELLO);
+	return cc_send_msg_retries(cc, &m, retries);
+}
+
+usl_time l2tp_cc_last_rx(const struct l2tp_cc *cc)
+{
+	return cc->last_rx;
+}
+
+static int cc_send_msg_retries(struct l2tp_cc *cc, struct l2tp_msg *m, unsigned retries)
 {
 	uint8_t buf[L2TP_MAX_MSG], rv[16];
 	struct l2tp_secret sec = { cc->cfg.secret, cc->cfg.secret_len };
@@ -511,7 +542,7 @@ int l2tp_cc_send_msg(struct l2tp_cc *cc, struct l2tp_msg *m)
 		cc_log(warnx, cc, "cannot encode %s", l2tp_msg_type_name(m->type));
 		return -1;
 	}
-	if (l2tp_rd_send(&cc->rd, buf, (size_t)len, m->type, cc_max_retries(cc, m->type)) < 0) {
+	if (l2tp_rd_send(&cc->rd, buf, (size_t)len, m->type, retries) < 0) {
 		cc_log(warn, cc, "cannot queue %s", l2tp_msg_type_name(m->type));
 		return -1;
 	}

@@ -351,5 +351,13 @@ void l2tp_cc_set_user(struct l2tp_cc *cc, void *user);
  * the daemon may call it from a periodic kernel statistics poll.
  */
 void l2tp_cc_note_rx(struct l2tp_cc *cc);
+/* When the peer was last heard from on this connection. */
+usl_time l2tp_cc_last_rx(const struct l2tp_cc *cc);
+/*
+ * Sends a HELLO with a budget of `retries` retransmissions: unanswered, the
+ * connection is cleared as a silent one is.  -1 (EBUSY) unless established
+ * with nothing in flight.
+ */
+int l2tp_cc_probe(struct l2tp_cc *cc, unsigned retries);
 
 #endif

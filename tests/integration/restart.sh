@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# A restarted peer leaves no duplicates (issue 17, item 4): the LAC is
+# SIGKILLed with 20 tunnels up and restarted; its first new tunnel makes the
+# LNS probe the 20 old, silent connections (a HELLO with one
+# retransmission), and they are cleared within 5 s, not after minutes of
+# HELLO retransmissions (hello 60 s).  A live peer's silent connections
+# answer the probe and stay.
+. "$(dirname "$0")/lib.sh"
+it_setup
+
+write_conf b $B_ADDR 'peer_default = { accept = true; };'
+write_conf a $A_ADDR 'peer_default = { accept = true; };'
+start b "$NSB" && start a "$NSA"
+log_test $? "both daemons start (hello 60 s)"
+for i in $(seq 1 20); do echo "tunnel create peer $B_ADDR"; done > "$W/c.batch"
+ctl a -b "$W/c.batch" >/dev/null
+expect_count 20 count_tunnels b established
+log_test $? "20 tunnels up"
+
+sleep 4.5	# past the sweeps of the bring-up (one per PROBE_EVERY_S)
+kill -9 "$(pid_of a)"
+wait_until 5 sh -c "! kill -0 $(pid_of a) 2>/dev/null"
+start a "$NSA"
+ctl a tunnel create peer $B_ADDR >/dev/null
+t0=$(date +%s%N)
+wait_until 5 expect_count 1 count_tunnels b established
+rc=$?; ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+[ $rc = 0 ] && grep -q "new connection .* while 20 older ones are silent: probing them" "$W/b.log"
+log_test $? "LAC restarted: its 20 dead connections cleared $ms ms after its new one came up"
+expect_count 0 count_sessions b && [ "$(count_tunnels a established)" = 1 ]
+log_test $? "nothing of the old ones left established"
+
+sleep 2.5	# the next probe of this peer, its one connection silent by now
+ctl a tunnel create peer $B_ADDR >/dev/null
+sleep 4
+expect_count 2 count_tunnels b established && expect_count 2 count_tunnels a established &&
+	grep -q "while 1 older ones are silent: probing them" "$W/b.log"
+log_test $? "a live peer's silent connection answers the probe and stays"
+it_done
