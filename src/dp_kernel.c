@@ -160,7 +160,8 @@ static struct {
 } kdp = { .fd = -1, .rec.fd = -1, .lock_fd = -1 };
 
 static struct log_ratelimit nl_rl = LOG_RATELIMIT_INIT(10, 10);
-static struct log_ratelimit rec_rl = LOG_RATELIMIT_INIT(10, 5);
+/* a full disk retries every second: a few lines a minute, and the count */
+static struct log_ratelimit rec_rl = LOG_RATELIMIT_INIT(60, 5);
 static uint8_t txbuf[TX_BUFSZ] __attribute__((aligned(4)));
 static uint8_t rxbuf[RX_BATCH][RX_BUFSZ] __attribute__((aligned(4)));
 static uint8_t scratch[1024] __attribute__((aligned(4)));	/* message being built */
@@ -883,7 +884,7 @@ static int stale_cleanup(char *err, size_t errlen)
 			 kdp.rec.path);
 	if (rec_rewrite() < 0) {
 		snprintf(err, errlen, "state file %s: %s", kdp.rec.path, kdp.rec.why);
-		return -1;
+		return DP_ERR_STATE;
 	}
 	return 0;
 }
@@ -1816,7 +1817,7 @@ static int kernel_setup(char *err, size_t errlen)
 	if (nl_open(err, errlen) < 0 || family_resolve(err, errlen) < 0)
 		return -1;
 	if (rec_open(err, errlen) < 0)
-		return -1;
+		return DP_ERR_STATE;
 	rc = stale_cleanup(err, errlen);
 	if (rc < 0)
 		return rc;
