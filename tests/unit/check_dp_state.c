@@ -16,11 +16,13 @@
 
 #include "dp_state.h"
 
-static char dir[] = "/tmp/check_dp_state.XXXXXX";
+static char dir[64];
 static char path[256];
 
+/* A fresh template each time: without fork (valgrind), setup runs again. */
 static void setup(void)
 {
+	snprintf(dir, sizeof(dir), "/tmp/check_dp_state.XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/kernel-tunnels.1", dir);
 }
@@ -312,7 +314,8 @@ static bool small_tmpfs(void)
 			strerror(errno));
 		return false;
 	}
-	ck_assert_int_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+	/* "none", not NULL: valgrind checks the strings the kernel ignores here */
+	ck_assert_int_eq(mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL), 0);
 	ck_assert_int_eq(mount("tmpfs", dir, "tmpfs", 0, "size=64k"), 0);
 	return true;
 }
