@@ -26,8 +26,15 @@ struct dp_session_stats {
 	uint64_t rx_seq_discards, rx_oos_packets, rx_cookie_discards;
 };
 
+/*
+ * init() failed on local state (state_dir, its lock or state file), not on
+ * the kernel: "--dataplane null" is not the cure, a writable state_dir is.
+ */
+#define DP_ERR_STATE	(-2)
+
 struct dp_ops {
 	const char *name;
+	/* -1: no data plane here; DP_ERR_STATE: its state_dir is unusable */
 	int (*init)(char *err, size_t errlen);
 	void (*shutdown)(void);
 	int (*tunnel_create)(struct tunnel *t);

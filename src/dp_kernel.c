@@ -63,6 +63,7 @@
 
 #include "child.h"
 #include "dp.h"
+#include "dp_state.h"
 #include "l2tpv3d.h"
 #include "link.h"
 #include "usl/log.h"
@@ -79,7 +80,6 @@
 #define SYNC_MS		5000		/* start-up and shut-down waits */
 #define IFNAME_NUMBERS	100000		/* "%d" is at most 5 digits (config.c) */
 #define NAME_RETRIES	8		/* IFNAME taken between our check and the create */
-#define REC_SLACK	1024		/* dead state-file lines tolerated before a rewrite */
 #define ETH_OVERHEAD	14
 #define VLAN_OVERHEAD	4
 
@@ -154,15 +154,14 @@ static struct {
 	uint64_t resyncs;
 	bool children;			/* child_init() done */
 	/* state file */
-	int rec_fd, lock_fd;
-	char rec_path[CFG_PATH_MAX + 64];
-	char rec_buf[16384];
-	size_t rec_len;
-	size_t rec_lines;
-	bool rec_warned;
-} kdp = { .fd = -1, .rec_fd = -1, .lock_fd = -1 };
+	int lock_fd;
+	struct dps_writer rec;
+	struct usl_timer rec_timer;	/* next rewrite attempt after a failed one */
+} kdp = { .fd = -1, .rec.fd = -1, .lock_fd = -1 };
 
 static struct log_ratelimit nl_rl = LOG_RATELIMIT_INIT(10, 10);
+/* a full disk retries every second: a few lines a minute, and the count */
+static struct log_ratelimit rec_rl = LOG_RATELIMIT_INIT(60, 5);
 static uint8_t txbuf[TX_BUFSZ] __attribute__((aligned(4)));
 static uint8_t rxbuf[RX_BATCH][RX_BUFSZ] __attribute__((aligned(4)));
 static uint8_t scratch[1024] __attribute__((aligned(4)));	/* message being built */
@@ -583,87 +582,81 @@ static bool ktunnel_id_eq(const struct usl_hnode *n, const void *key)
 	return usl_hash_entry(n, struct ktunnel, by_id)->id == *(const uint32_t *)key;
 }
 
-static void rec_append(char op, uint32_t id)
-{
-	if (kdp.rec_fd < 0)
-		return;
-	if (kdp.rec_len + 16 > sizeof(kdp.rec_buf))
-		rec_flush();
-	kdp.rec_len += (size_t)snprintf(kdp.rec_buf + kdp.rec_len, 16, "%c%" PRIu32 "\n", op, id);
-	kdp.rec_lines++;
-}
-
 /* Records kt as ours ("+id"): from now on a crash leaves a trace of it. */
 static void record_add(struct ktunnel *kt)
 {
 	usl_hash_insert(&kdp.tunnels, &kt->by_id, usl_hash_u32(kt->id));
-	rec_append('+', kt->id);
+	dps_append(&kdp.rec, '+', kt->id);
 }
 
 /* kt is gone from the kernel: forget and free it. */
 static void record_del(struct ktunnel *kt)
 {
 	usl_hash_remove(&kdp.tunnels, &kt->by_id);
-	rec_append('-', kt->id);
+	dps_append(&kdp.rec, '-', kt->id);
 	free(kt);
 }
 
-/* Rewrites the file with the live ids only, atomically (rename). */
+/* Every failure is worth a line (a full disk is not silent), within limits. */
+static void rec_warn(void)
+{
+	log_warnx_rl(&rec_rl, now(), "state file %s: %s (%" PRIu64 " failures)%s", kdp.rec.path,
+		     kdp.rec.why, kdp.rec.failures,
+		     kdp.rec.stale ? "; tunnels created meanwhile may outlive a crash" : "");
+}
+
+/* Rewrites the file with the live ids only (dps_rewrite). */
 static int rec_rewrite(void)
 {
-	char tmp[sizeof(kdp.rec_path) + 8];
-	struct usl_hnode *n;
-	FILE *f;
-	int fd;
+	size_t n = 0, count = usl_hash_count(&kdp.tunnels);
+	uint32_t *ids = malloc((count + 1) * sizeof(*ids));
+	struct usl_hnode *h;
+	int rc;
 
-	snprintf(tmp, sizeof(tmp), "%s.new", kdp.rec_path);
-	/* never through a link planted in the state directory */
-	unlink(tmp);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
-	f = fdopen(fd, "w");
-	if (f == NULL) {
-		close(fd);
-		unlink(tmp);
-		return -errno;
+	if (ids == NULL) {
+		snprintf(kdp.rec.why, sizeof(kdp.rec.why), "rewrite: out of memory");
+		return -ENOMEM;
 	}
-	for (n = usl_hash_first(&kdp.tunnels); n != NULL; n = usl_hash_next(&kdp.tunnels, n))
-		fprintf(f, "+%" PRIu32 "\n", usl_hash_entry(n, struct ktunnel, by_id)->id);
-	if (fclose(f) != 0 || rename(tmp, kdp.rec_path) < 0) {
-		unlink(tmp);
-		return -errno;
+	for (h = usl_hash_first(&kdp.tunnels); h != NULL; h = usl_hash_next(&kdp.tunnels, h))
+		ids[n++] = usl_hash_entry(h, struct ktunnel, by_id)->id;
+	rc = dps_rewrite(&kdp.rec, ids, n);
+	free(ids);
+	return rc;
+}
+
+/* Compacts, or repairs after a failed write; a failure retries in a second. */
+static void rec_rewrite_now(void)
+{
+	bool was_stale = kdp.rec.stale;
+
+	if (rec_rewrite() < 0) {
+		rec_warn();
+		usl_timer_arm(l2tpd.timers, &kdp.rec_timer, usl_time_ms(1000));
+	} else if (was_stale && kdp.rec.failures > 0) {
+		log_info("state file %s: complete again after %" PRIu64 " failures", kdp.rec.path,
+			 kdp.rec.failures);
 	}
-	fd = open(kdp.rec_path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (kdp.rec_fd >= 0)
-		close(kdp.rec_fd);
-	kdp.rec_fd = fd;
-	kdp.rec_lines = usl_hash_count(&kdp.tunnels);
-	return 0;
 }
 
 /*
- * Appends the buffered lines (one write per loop turn), and compacts when
- * dead lines dominate: O(live) once per O(live) appends.  No fsync: the file
- * protects against the daemon dying, not the host (kernel tunnels do not
- * survive a reboot either).
+ * Appends the buffered lines (one write per loop turn), and rewrites when
+ * dead lines dominate (O(live) once per O(live) appends) or a write failed
+ * (the file lacks records).  No fsync: the file protects against the
+ * daemon dying, not the host (kernel tunnels do not survive a reboot either).
  */
 static void rec_flush(void)
 {
-	ssize_t w;
+	if (dps_flush(&kdp.rec) < 0)
+		rec_warn();
+	if (dps_want_rewrite(&kdp.rec, usl_hash_count(&kdp.tunnels)) &&
+	    !usl_timer_armed(&kdp.rec_timer))
+		rec_rewrite_now();
+}
 
-	if (kdp.rec_fd < 0 || kdp.rec_len == 0)
-		return;
-	w = write(kdp.rec_fd, kdp.rec_buf, kdp.rec_len);
-	if (w != (ssize_t)kdp.rec_len && !kdp.rec_warned) {
-		log_warn("state file %s: write", kdp.rec_path);
-		kdp.rec_warned = true;
-	}
-	kdp.rec_len = 0;
-	if (kdp.rec_lines > 2 * usl_hash_count(&kdp.tunnels) + REC_SLACK && rec_rewrite() < 0)
-		log_warn("state file %s: rewrite", kdp.rec_path);
+static void on_rec_timer(struct usl_timer *tm)
+{
+	(void)tm;
+	rec_flush();
 }
 
 static int mkdir_p(const char *dir)
@@ -692,7 +685,7 @@ static unsigned long netns_inode(void)
 
 static int rec_lock(const char *dir, unsigned long ns, char *err, size_t errlen)
 {
-	char lock[sizeof(kdp.rec_path) + 8];
+	char lock[sizeof(kdp.rec.path) + 8];
 
 	snprintf(lock, sizeof(lock), "%s/kernel-tunnels.%lu.lock", dir, ns);
 	kdp.lock_fd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -708,43 +701,47 @@ static int rec_lock(const char *dir, unsigned long ns, char *err, size_t errlen)
 	return 0;
 }
 
-/* Reads the ids of the previous run into kdp.tunnels as K_STALE. */
-static void rec_load(void)
+/* One record of the previous run: kdp.tunnels ends up with its live ids, K_STALE. */
+static void rec_apply(void *arg, char op, uint32_t id)
 {
-	int fd = open(kdp.rec_path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
-	struct usl_hnode *n;
-	uint32_t id;
-	char op;
+	struct usl_hnode *n = usl_hash_lookup(&kdp.tunnels, &id, usl_hash_u32(id));
+	struct ktunnel *kt;
 
-	if (f == NULL) {
-		if (fd >= 0)
-			close(fd);
-		return;
+	(void)arg;
+	if (op == '-' && n != NULL) {
+		usl_hash_remove(&kdp.tunnels, n);
+		free(usl_hash_entry(n, struct ktunnel, by_id));
+	} else if (op == '+' && n == NULL && (kt = calloc(1, sizeof(*kt))) != NULL) {
+		kt->id = id;
+		kt->state = K_STALE;
+		usl_list_init(&kt->sess_dels);
+		usl_hash_insert(&kdp.tunnels, &kt->by_id, usl_hash_u32(id));
 	}
-	while (fscanf(f, " %c%" SCNu32, &op, &id) == 2) {
-		n = usl_hash_lookup(&kdp.tunnels, &id, usl_hash_u32(id));
-		if (op == '-' && n != NULL) {
-			usl_hash_remove(&kdp.tunnels, n);
-			free(usl_hash_entry(n, struct ktunnel, by_id));
-		} else if (op == '+' && n == NULL) {
-			struct ktunnel *kt = calloc(1, sizeof(*kt));
-
-			if (kt == NULL)
-				break;
-			kt->id = id;
-			kt->state = K_STALE;
-			usl_list_init(&kt->sess_dels);
-			usl_hash_insert(&kdp.tunnels, &kt->by_id, usl_hash_u32(id));
-		}
-	}
-	fclose(f);
 }
 
+/*
+ * Reads the previous run's ids.  Torn and garbled lines are skipped (a
+ * tunnel of ours may then survive, but no id we did not write is taken).
+ */
+static void rec_load(void)
+{
+	struct dps_load_stats st;
+	int rc = dps_load(kdp.rec.path, rec_apply, NULL, &st);
+
+	if (rc < 0)
+		log_warnx("state file %s: %s: tunnels of a previous run are not cleaned up",
+			  kdp.rec.path, strerror(-rc));
+	if (st.torn > 0 || st.bad > 0)
+		log_warnx("state file %s: ignored %u torn and %u garbled lines (a full disk or "
+			  "a crash during a write)", kdp.rec.path, st.torn, st.bad);
+}
+
+/* A start needs a writable state file: without it a crash would leak tunnels. */
 static int rec_open(char *err, size_t errlen)
 {
 	const char *dir = l2tpd.conf->state_dir;
 	unsigned long ns = netns_inode();
+	char path[sizeof(kdp.rec.path)];
 
 	if (mkdir_p(dir) < 0) {
 		snprintf(err, errlen, "state_dir %s: %s", dir, strerror(errno));
@@ -752,8 +749,13 @@ static int rec_open(char *err, size_t errlen)
 	}
 	if (rec_lock(dir, ns, err, errlen) < 0)
 		return -1;
-	snprintf(kdp.rec_path, sizeof(kdp.rec_path), "%s/kernel-tunnels.%lu", dir, ns);
+	snprintf(path, sizeof(path), "%s/kernel-tunnels.%lu", dir, ns);
+	dps_init(&kdp.rec, path);
 	rec_load();
+	if (dps_open(&kdp.rec) < 0) {
+		snprintf(err, errlen, "state file %s: %s", kdp.rec.path, kdp.rec.why);
+		return -1;
+	}
 	return 0;
 }
 
@@ -879,10 +881,10 @@ static int stale_cleanup(char *err, size_t errlen)
 		log_warnx("kernel: tunnels left by a previous run: deletes unanswered");
 	if (n > 0)
 		log_info("kernel: deleted %u L2TP tunnels left by a previous run (%s)", n,
-			 kdp.rec_path);
+			 kdp.rec.path);
 	if (rec_rewrite() < 0) {
-		snprintf(err, errlen, "state file %s: %s", kdp.rec_path, strerror(errno));
-		return -1;
+		snprintf(err, errlen, "state file %s: %s", kdp.rec.path, kdp.rec.why);
+		return DP_ERR_STATE;
 	}
 	return 0;
 }
@@ -1790,12 +1792,15 @@ static void kernel_close(void)
 	kdp.children = false;
 	link_shutdown();
 	close_fd(&kdp.fd);
-	close_fd(&kdp.rec_fd);
+	usl_timer_cancel(&kdp.rec_timer);
+	dps_close(&kdp.rec);
 	close_fd(&kdp.lock_fd);	/* releases the lock */
 }
 
 static int kernel_setup(char *err, size_t errlen)
 {
+	int rc;
+
 	if (usl_hash_init(&kdp.inflight, 1024, kreq_seq_eq) < 0 ||
 	    usl_hash_init(&kdp.tunnels, 1024, ktunnel_id_eq) < 0) {
 		snprintf(err, errlen, "out of memory");
@@ -1803,14 +1808,20 @@ static int kernel_setup(char *err, size_t errlen)
 	}
 	usl_list_init(&kdp.queue);
 	usl_timer_init(&kdp.retry_timer, on_retry_timer);
+	usl_timer_init(&kdp.rec_timer, on_rec_timer);
 	kdp.flush_ev = event_new(usl_loop_base(l2tpd.loop), -1, 0, on_flush_event, NULL);
 	if (kdp.flush_ev == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	if (nl_open(err, errlen) < 0 || family_resolve(err, errlen) < 0 ||
-	    rec_open(err, errlen) < 0 || stale_cleanup(err, errlen) < 0 ||
-	    link_init(err, errlen) < 0)
+	if (nl_open(err, errlen) < 0 || family_resolve(err, errlen) < 0)
+		return -1;
+	if (rec_open(err, errlen) < 0)
+		return DP_ERR_STATE;
+	rc = stale_cleanup(err, errlen);
+	if (rc < 0)
+		return rc;
+	if (link_init(err, errlen) < 0)
 		return -1;
 	if (child_init(l2tpd.loop) < 0) {
 		snprintf(err, errlen, "child registry: %s", strerror(errno));
@@ -1827,14 +1838,17 @@ static int kernel_setup(char *err, size_t errlen)
 
 static int kernel_init(char *err, size_t errlen)
 {
+	int rc;
+
 	memset(&kdp, 0, sizeof(kdp));
-	kdp.fd = kdp.rec_fd = kdp.lock_fd = -1;
-	if (kernel_setup(err, errlen) < 0) {
+	kdp.fd = kdp.rec.fd = kdp.lock_fd = -1;
+	rc = kernel_setup(err, errlen);
+	if (rc < 0) {
 		kernel_close();
-		return -1;
+		return rc;
 	}
 	log_info("kernel data plane: l2tp family %u, window %u requests, state file %s",
-		 kdp.family, kdp.window, kdp.rec_path);
+		 kdp.family, kdp.window, kdp.rec.path);
 	return 0;
 }
 
@@ -1867,13 +1881,14 @@ static void kernel_shutdown(void)
 		tunnel_send_delete(kt);
 	}
 	nl_sync(SYNC_MS);
+	usl_timer_cancel(&kdp.rec_timer);	/* a last repair attempt, now */
 	rec_flush();
 	left = (unsigned)usl_hash_count(&kdp.tunnels);
 	if (left == 0)
-		unlink(kdp.rec_path);
+		unlink(kdp.rec.path);
 	else
 		log_warnx("kernel: %u tunnels not confirmed deleted; %s keeps them for the next start",
-			  left, kdp.rec_path);
+			  left, kdp.rec.path);
 	kernel_close();
 }
 

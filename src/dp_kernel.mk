@@ -5,7 +5,15 @@
 # Whatever links these sources needs $(LIBMNL_*) and $(LIBNL_*).
 
 DAEMON_COMMON_SOURCES += \
-	src/dp.c src/dp_kernel.c src/link.c src/link.h src/pppd.c
+	src/dp.c src/dp_kernel.c src/dp_state.c src/dp_state.h src/link.c src/link.h src/pppd.c
+
+# The state file's record format and writer, on the host: torn, joined and
+# garbled lines, and a full tmpfs (in a private mount namespace, as root).
+check_PROGRAMS += tests/unit/check_dp_state
+UNIT_TESTS += tests/unit/check_dp_state
+tests_unit_check_dp_state_SOURCES = tests/unit/check_dp_state.c src/dp_state.c src/dp_state.h
+tests_unit_check_dp_state_CFLAGS = $(CHECK_TEST_CFLAGS)
+tests_unit_check_dp_state_LDADD = $(CHECK_TEST_LIBS)
 
 # The kernel's own create/delete rate, without the control protocol.
 check_PROGRAMS += tests/bench/nl-create-rate
@@ -15,7 +23,7 @@ tests_bench_nl_create_rate_LDADD = $(LIBMNL_LIBS)
 
 KERNEL_TESTS = \
 	tests/kernel/pseudowire.sh tests/kernel/cookies.sh tests/kernel/lifecycle.sh \
-	tests/kernel/ppp.sh tests/kernel/overrun.sh tests/kernel/scale.sh
+	tests/kernel/ppp.sh tests/kernel/overrun.sh tests/kernel/statefile.sh tests/kernel/scale.sh
 EXTRA_DIST += tests/kernel/vm-run tests/kernel/suite.sh tests/kernel/lib.sh \
 	$(KERNEL_TESTS) doc/kernel-dataplane.md
 

@@ -286,13 +286,17 @@ static void identity_init(const struct l2tpd_config *c)
 
 static void dataplane_init(const struct l2tpd_config *c)
 {
-	char err[256] = "";
+	char err[512] = "";
+	int rc;
 
 	l2tpd.dp = dp_find(c->dataplane);
 	if (l2tpd.dp == NULL)
 		fatalx("data plane '%s' is not available in this build (use --dataplane null)",
 		       c->dataplane);
-	if (l2tpd.dp->init(err, sizeof(err)) < 0)
+	rc = l2tpd.dp->init(err, sizeof(err));
+	if (rc == DP_ERR_STATE)	/* err names the path and the errno */
+		fatalx("data plane %s: %s", c->dataplane, err);
+	if (rc < 0)
 		fatalx("data plane %s: %s (use --dataplane null on hosts without L2TP)",
 		       c->dataplane, err);
 }
