@@ -93,8 +93,9 @@ struct peer {
 	struct tunnel_heir *heir;		/* ours, refused by its tie break: awaits its SCCRQ */
 	/* probing its silent connections when it opens a new one (tunnel.c) */
 	usl_time probed;			/* last sweep */
-	struct usl_timer probe_timer;		/* a sweep deferred by the rate limit */
+	struct usl_timer probe_timer;		/* a deferred sweep, or the sample's deadline */
 	uint32_t probe_for;			/* the newest connection's CCID */
+	bool probe_sampling;			/* a sample is out: the timer judges it */
 };
 
 struct tunnel {

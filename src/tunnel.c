@@ -9,6 +9,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,15 +165,20 @@ const char *tunnel_label(const struct tunnel *t, char *buf, size_t len)
  * A peer that restarts opens new control connections from the same address
  * and Router ID (or Host Name) while our old ones to it are dead, and they
  * would stay beside the new ones until their HELLOs run out (minutes).  So
- * a new connection from a peer probes the older ones that have been silent
- * since it began (nothing heard on them after its SCCRQ): a HELLO with one
- * retransmission, the connection cleared about 3 s later if unanswered.  A
- * live peer answers in a round trip.  At most one sweep per PROBE_EVERY_S
- * per peer (a deferred one for the newest connection): a peer bringing up
- * thousands of tunnels costs one walk of its list every few seconds.
+ * a new connection from a peer that has been silent on all its older ones
+ * since it began probes them: first a sample of PROBE_SAMPLE (a HELLO with
+ * one retransmission each); if the peer answers any within
+ * PROBE_SAMPLE_WAIT, it did not restart and that is all; if not, every
+ * silent one is probed, and each is cleared about 3 s later unanswered.  A
+ * peer still talking on an old connection is not probed at all (a bring-up
+ * of thousands of tunnels sends nothing), and a peer gets at most one sweep
+ * per PROBE_EVERY_S (deferred to the end of the period for its newest
+ * connection).
  */
-#define PROBE_EVERY_S	2
-#define PROBE_RETRIES	1
+#define PROBE_EVERY_S		2
+#define PROBE_SAMPLE		4
+#define PROBE_SAMPLE_WAIT_MS	1200
+#define PROBE_RETRIES		1
 
 static bool same_peer_instance(const struct l2tp_cc *a, const struct l2tp_cc *b)
 {
@@ -183,26 +189,70 @@ static bool same_peer_instance(const struct l2tp_cc *a, const struct l2tp_cc *b)
 	return strcmp(l2tp_cc_peer_host_name(a), l2tp_cc_peer_host_name(b)) == 0;
 }
 
-static void probe_sweep(struct peer *p, const struct tunnel *nt)
+/* An older connection of nt's peer instance that may be probed, or was heard since `since`. */
+static bool probe_candidate(const struct tunnel *t, const struct tunnel *nt)
+{
+	return t != nt && t->up && !t->closing && same_peer_instance(t->cc, nt->cc);
+}
+
+static bool peer_heard_since(const struct peer *p, const struct tunnel *nt, usl_time since)
 {
 	struct usl_list *pos;
-	char label[CFG_NAME_MAX + 16];
+
+	/* newest first: in a bring-up, the recent ones are the busy ones */
+	usl_list_foreach_rev(pos, &p->tunnels) {
+		const struct tunnel *t = usl_container_of(pos, struct tunnel, peer_link);
+
+		if (probe_candidate(t, nt) && usl_time_cmp(l2tp_cc_last_rx(t->cc), since) >= 0)
+			return true;
+	}
+	return false;
+}
+
+/* Probes up to max of nt's peer's connections silent since nt began. */
+static unsigned probe_silent(struct peer *p, const struct tunnel *nt, unsigned max)
+{
+	struct usl_list *pos;
 	unsigned n = 0;
 
-	p->probed = usl_timerset_now(l2tpd.timers);
 	usl_list_foreach(pos, &p->tunnels) {
 		struct tunnel *t = usl_container_of(pos, struct tunnel, peer_link);
 
-		if (t == nt || !t->up || t->closing || !same_peer_instance(t->cc, nt->cc) ||
-		    usl_time_cmp(l2tp_cc_last_rx(t->cc), nt->created) >= 0)
-			continue;
-		if (l2tp_cc_probe(t->cc, PROBE_RETRIES) == 0)
+		if (n >= max)
+			break;
+		if (probe_candidate(t, nt) &&
+		    usl_time_cmp(l2tp_cc_last_rx(t->cc), nt->created) < 0 &&
+		    l2tp_cc_probe(t->cc, PROBE_RETRIES) == 0)
 			n++;
 	}
-	if (n > 0)
-		log_info("peer %s: new connection %s while %u older ones are silent: probing them "
-			 "(a restarted peer's are cleared in about 3 s)", sockaddr_ntop(&p->addr.sa),
-			 tunnel_label(nt, label, sizeof(label)), n);
+	return n;
+}
+
+static void probe_sweep(struct peer *p, const struct tunnel *nt)
+{
+	p->probed = usl_timerset_now(l2tpd.timers);
+	/* the peer still talks on an old connection: it did not restart */
+	if (peer_heard_since(p, nt, nt->created))
+		return;
+	if (probe_silent(p, nt, PROBE_SAMPLE) == 0)
+		return;
+	p->probe_sampling = true;
+	usl_timer_arm(l2tpd.timers, &p->probe_timer, usl_time_ms(PROBE_SAMPLE_WAIT_MS));
+}
+
+/* The sample went unanswered: the peer restarted, probe all its silent connections. */
+static void probe_judge_sample(struct peer *p, const struct tunnel *nt)
+{
+	char label[CFG_NAME_MAX + 16];
+	unsigned n;
+
+	p->probe_sampling = false;
+	if (peer_heard_since(p, nt, p->probed))
+		return;
+	n = probe_silent(p, nt, UINT_MAX);
+	log_info("peer %s: new connection %s, and its older connections are silent: it "
+		 "restarted? probing %u more (cleared in about 3 s unanswered)",
+		 sockaddr_ntop(&p->addr.sa), tunnel_label(nt, label, sizeof(label)), n);
 }
 
 static void tunnel_probe_stale(const struct tunnel *nt)
@@ -211,6 +261,8 @@ static void tunnel_probe_stale(const struct tunnel *nt)
 	usl_time next = usl_time_add(p->probed, usl_time_s(PROBE_EVERY_S));
 
 	p->probe_for = nt->id;
+	if (p->probe_sampling)
+		return;		/* the sample's verdict comes first */
 	if (p->probed.ns != 0 && usl_time_cmp(next, usl_timerset_now(l2tpd.timers)) > 0) {
 		if (!usl_timer_armed(&p->probe_timer))
 			usl_timer_arm_at(l2tpd.timers, &p->probe_timer, next);
@@ -219,13 +271,19 @@ static void tunnel_probe_stale(const struct tunnel *nt)
 	probe_sweep(p, nt);
 }
 
-/* A sweep the rate limit deferred: for the peer's newest connection, if still up. */
+/* The peer's probe timer: a sample's deadline, or a sweep the rate limit deferred. */
 void tunnel_probe_due(struct usl_timer *tm)
 {
 	struct peer *p = usl_container_of(tm, struct peer, probe_timer);
 	const struct tunnel *nt = tunnel_find(p->probe_for);
 
-	if (nt != NULL && nt->peer == p && nt->up && !nt->closing)
+	if (nt == NULL || nt->peer != p || !nt->up || nt->closing) {
+		p->probe_sampling = false;
+		return;
+	}
+	if (p->probe_sampling)
+		probe_judge_sample(p, nt);
+	else
 		probe_sweep(p, nt);
 }
 

@@ -35,6 +35,7 @@ static inline void usl_list_del(struct usl_list *n)
 #define usl_list_entry(ptr, type, member) usl_container_of(ptr, type, member)
 #define usl_list_first_entry(h, type, member) usl_list_entry((h)->next, type, member)
 #define usl_list_foreach(pos, h) for ((pos) = (h)->next; (pos) != (h); (pos) = (pos)->next)
+#define usl_list_foreach_rev(pos, h) for ((pos) = (h)->prev; (pos) != (h); (pos) = (pos)->prev)
 /* Safe against removal of pos. */
 #define usl_list_foreach_safe(pos, tmp, h) \
 	for ((pos) = (h)->next, (tmp) = (pos)->next; (pos) != (h); (pos) = (tmp), (tmp) = (pos)->next)
