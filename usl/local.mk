@@ -8,6 +8,7 @@ usl_libusl_a_SOURCES += \
 	usl/log.c usl/log.h \
 	usl/loop.c usl/loop.h \
 	usl/rbtree.c usl/rbtree.h \
+	usl/suggest.c usl/suggest.h \
 	usl/time.c usl/time.h \
 	usl/timer.c usl/timer.h
 
