@@ -31,6 +31,7 @@ static const struct column tunnel_columns[] = {
 	{ "NAME", "name", false },
 	{ "STATE", "state", false },
 	{ "PEER", "peer", false },
+	{ "PEER-HOST", "peer_host_name", false },	/* the name the peer gave in SCCRQ/SCCRP */
 	{ "ENCAP", "encap", false },
 	{ "SESSIONS", "sessions", false },
 	{ "UPTIME", "uptime", false },
@@ -41,8 +42,10 @@ static const struct column session_columns[] = {
 	{ "ID", "session_id", false },
 	{ "PEER-ID", "peer_session_id", false },
 	{ "TUNNEL", "tunnel_id", false },
+	{ "NAME", "name", false },
 	{ "STATE", "state", false },
 	{ "PW", "pw_type", false },
+	{ "REMOTE-END-ID", "remote_end_id", false },
 	{ "IFNAME", "ifname", false },
 	{ "COOKIE", "cookie_len", false },
 	{ "UPTIME", "uptime", false },

@@ -131,7 +131,7 @@ static const struct arg session_ref_args[] = {
 
 /* session list and stats: an optional tunnel filter */
 static const struct arg tunnel_filter_args[] = {
-	{ "tunnel", V_UINT, "tunnel_id", 0, .min = 1, .max = UINT32_MAX },
+	{ "tunnel", V_REF, "tunnel_id", 0, .name_key = "tunnel" },
 	{ 0 }
 };
 
