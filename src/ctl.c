@@ -781,6 +781,51 @@ static void h_stats(struct ctl_conn *c, int64_t id, json_object *args)
 	conn_reply(c, id, CTL_OK, NULL, o);
 }
 
+/*
+ * Zeroes what `stats` shows daemon-wide (not the kernel's UDP receive
+ * errors).  Retransmissions are shown as the closed tunnels' sum plus the
+ * live ones': the sum restarts at 0 by owing what the live tunnels have
+ * counted so far (unsigned arithmetic wraps back as they count on).
+ */
+static void stats_reset_global(void)
+{
+	uint64_t live = live_retransmits();
+
+	memset(&l2tpd.stats, 0, sizeof(l2tpd.stats));
+	l2tpd.stats.retransmits = 0 - live;
+	l2tpd.ctl.refused = l2tpd.ctl.dropped_slow = l2tpd.ctl.accept_emfile = 0;
+	log_info("control: counters reset");
+}
+
+/* The daemon-wide retransmissions keep this tunnel's, which they add up. */
+static void stats_reset_tunnel(struct tunnel *t)
+{
+	struct l2tp_cc_stats st;
+
+	l2tp_cc_get_stats(t->cc, &st);
+	l2tpd.stats.retransmits += st.retransmits;
+	l2tp_cc_reset_counters(t->cc);
+	log_info("control: tunnel %u%s%s%s counters reset", t->id, t->name ? " (" : "",
+		 name_str(t->name), t->name ? ")" : "");
+}
+
+static void h_stats_reset(struct ctl_conn *c, int64_t id, json_object *args)
+{
+	static const char *const known[] = { "tunnel_id", "tunnel", NULL };
+	struct argerr e;
+	struct tunnel *t;
+
+	if (!arg_check_known(args, known, &e))
+		return conn_reply(c, id, CTL_E_INVALID, e.msg, NULL);
+	if (!arg_tunnel(c, id, args, &tunnel_filter, &t))
+		return;
+	if (t != NULL)
+		stats_reset_tunnel(t);
+	else
+		stats_reset_global();
+	conn_reply(c, id, CTL_OK, NULL, json_object_new_object());
+}
+
 static void h_reload(struct ctl_conn *c, int64_t id, json_object *args)
 {
 	json_object *summary = NULL;
@@ -817,6 +862,7 @@ static const struct {
 	{ "session list", h_session_list },
 	{ "show daemon", h_show_daemon },
 	{ "stats", h_stats },
+	{ "stats reset", h_stats_reset },
 	{ "metrics", h_metrics },
 	{ "reload", h_reload },
 	{ "monitor", h_monitor },

@@ -63,7 +63,7 @@ const char *origin_name(enum origin o);
 struct l2tpd_stats {
 	uint64_t rx_msgs[L2TP_MSG_TYPE_MAX + 1];
 	uint64_t tx_msgs[L2TP_MSG_TYPE_MAX + 1];
-	uint64_t retransmits;
+	uint64_t retransmits;		/* closed tunnels' (ctl.c: minus the live ones' at a reset) */
 	uint64_t drops[L2TP_DROP__COUNT];	/* includes drops before a tunnel is found */
 	uint64_t ctl_requests;
 	uint64_t rx_datagrams, tx_datagrams, tx_errors;

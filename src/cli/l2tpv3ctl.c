@@ -78,6 +78,7 @@ static const char usage_text[] =
 "  session list [tunnel (ID | name NAME)]\n"
 "  show daemon\n"
 "  stats [tunnel (ID | name NAME)]\n"
+"  stats reset [tunnel (ID | name NAME)]\n"
 "  metrics                    (Prometheus text format)\n"
 "  reload\n"
 "  monitor\n"

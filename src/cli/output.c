@@ -334,6 +334,20 @@ static void show_sessions(const struct request *req, json_object *data)
 	print_table(session_columns, N_ELEMS(session_columns), rows);
 }
 
+/* "counters reset", or "tunnel lac1 counters reset": the object the way the user named it. */
+static void show_stats_reset(const struct request *req, json_object *data)
+{
+	const char *id = field(req->args, "tunnel_id");
+
+	(void)data;
+	if (!strcmp(id, "-"))
+		id = field(req->args, "tunnel");
+	if (strcmp(id, "-"))
+		printf("tunnel %s counters reset\n", id);
+	else
+		printf("counters reset\n");
+}
+
 /* The Prometheus text, as the daemon wrote it (node_exporter's textfile format). */
 static void show_metrics(const struct request *req, json_object *data)
 {
@@ -359,6 +373,7 @@ static const struct {
 	[CMD_SESSION_LIST]	= { show_sessions, NULL },
 	[CMD_SHOW_DAEMON]	= { show_kv, NULL },
 	[CMD_STATS]		= { show_kv, NULL },
+	[CMD_STATS_RESET]	= { show_stats_reset, show_stats_reset },
 	[CMD_METRICS]		= { show_metrics, NULL },
 	[CMD_RELOAD]		= { show_reload, show_reloaded },
 	[CMD_MONITOR]		= { show_kv, NULL },

@@ -55,7 +55,10 @@ struct command {
 	const struct arg *args;
 };
 
-/* A keyword at a command level: leads to next, or is the command cmd. */
+/*
+ * A keyword at a command level: leads to next, or is the command cmd; with
+ * both, to next when the following word is one of next's keywords.
+ */
 struct token {
 	const char *kw;
 	const struct token *next;
@@ -148,6 +151,7 @@ static const struct command
 	cmd_session_list = { CMD_SESSION_LIST, "session list", tunnel_filter_args },
 	cmd_show_daemon = { CMD_SHOW_DAEMON, "show daemon", no_args },
 	cmd_stats = { CMD_STATS, "stats", tunnel_filter_args },
+	cmd_stats_reset = { CMD_STATS_RESET, "stats reset", tunnel_filter_args },
 	cmd_metrics = { CMD_METRICS, "metrics", no_args },
 	cmd_reload = { CMD_RELOAD, "reload", no_args },
 	cmd_monitor = { CMD_MONITOR, "monitor", no_args };
@@ -168,6 +172,12 @@ static const struct token session_tokens[] = {
 	{ NULL, NULL, NULL }
 };
 
+/* "stats" alone is a command too: see descend() */
+static const struct token stats_tokens[] = {
+	{ "reset", NULL, &cmd_stats_reset },
+	{ NULL, NULL, NULL }
+};
+
 static const struct token show_tokens[] = {
 	{ "daemon", NULL, &cmd_show_daemon },
 	{ NULL, NULL, NULL }
@@ -177,7 +187,7 @@ static const struct token top_tokens[] = {
 	{ "tunnel", tunnel_tokens, NULL },
 	{ "session", session_tokens, NULL },
 	{ "show", show_tokens, NULL },
-	{ "stats", NULL, &cmd_stats },
+	{ "stats", stats_tokens, &cmd_stats },
 	{ "metrics", NULL, &cmd_metrics },
 	{ "reload", NULL, &cmd_reload },
 	{ "monitor", NULL, &cmd_monitor },
@@ -597,6 +607,18 @@ fail:
 	return -1;
 }
 
+/* "stats reset": a keyword of next after a token that is also a command. */
+static bool descend(const struct token *t, int argc, char *const argv[])
+{
+	const char *names[MAX_ARGS];
+
+	if (t->next == NULL)
+		return false;
+	if (t->cmd == NULL)
+		return true;
+	return argc > 0 && match_word(argv[0], names, token_names(t->next, names)) >= 0;
+}
+
 /*
  * Parses argv (the words after the options, or one batch line) into req.
  * On error returns -1 with "tunnel create: what is wrong" in err.
@@ -619,7 +641,7 @@ int parse_command(int argc, char *const argv[], struct request *req,
 		t = match_token(tbl, argv[i], &e);
 		if (!t)
 			return -1;
-		if (t->cmd) {
+		if (t->cmd && !descend(t, argc - i - 1, argv + i + 1)) {
 			snprintf(prefix, sizeof prefix, "%s: ", t->cmd->name);
 			return parse_args(t->cmd, argc - i - 1, argv + i + 1, req, &e);
 		}

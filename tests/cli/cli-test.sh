@@ -272,6 +272,10 @@ req_case "stats tunnel" '.cmd == "stats" and .args == {tunnel_id: 7}' stats tunn
 req_case "session list tunnel name" '.cmd == "session list" and .args == {tunnel: "t1"}' \
 	session list tunnel name t1
 req_case "stats tunnel name" '.cmd == "stats" and .args == {tunnel: "t1"}' stats tunnel name t1
+req_case "stats reset" '.cmd == "stats reset" and .args == {}' stats reset
+req_case "stats reset tunnel name" '.cmd == "stats reset" and .args == {tunnel: "t1"}' \
+	stats reset tunnel name t1
+req_case "prefix: st res t 7" '.cmd == "stats reset" and .args == {tunnel_id: 7}' st res t 7
 req_case "metrics" '.cmd == "metrics" and .args == {}' metrics
 req_case "reload" '.cmd == "reload" and .args == {}' reload
 
@@ -300,6 +304,10 @@ printf 'session 501 established\n' >"$T/want"
 out_case "session create" 0 "$T/want" session create tunnel 1001
 printf 'tunnel 77 deleted\n' >"$T/want"
 out_case "tunnel delete" 0 "$T/want" tunnel delete 77
+printf 'counters reset\n' >"$T/want"
+out_case "stats reset" 0 "$T/want" stats reset
+printf 'tunnel t1 counters reset\n' >"$T/want"
+out_case "stats reset tunnel name" 0 "$T/want" stats reset tunnel name t1
 printf 'session s1 deleted\n' >"$T/want"
 out_case "session delete name" 0 "$T/want" session delete name s1
 
