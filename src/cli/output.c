@@ -472,9 +472,18 @@ static void text_event(json_object *ev)
 	putchar('\n');
 }
 
+static void text_reconnected(void)
+{
+	char when[64];
+
+	fmt_time(wall_now(), when, sizeof when);
+	printf("%s reconnected (events while disconnected were missed)\n", when);
+}
+
 const struct output output_text = {
 	.result = text_result,
 	.batch_reply = text_batch_reply,
 	.batch_error = text_batch_error,
 	.event = text_event,
+	.reconnected = text_reconnected,
 };

@@ -33,11 +33,13 @@ enum val_type {
 	V_STRING,		/* up to max characters */
 	V_IFNAME,		/* a valid Linux interface name */
 	V_FLAG,			/* no value; stores false (every flag is a no-X) */
+	V_SWITCH,		/* no value; the client's own (A_CLIENT), stores true */
 	V_REF,			/* "ID" or "name NAME": key or name_key */
 };
 
 #define A_REQUIRED	0x1
 #define A_ONE_OF	0x2	/* exactly one of the A_ONE_OF arguments */
+#define A_CLIENT	0x4	/* for l2tpv3ctl itself (req->client), not sent */
 
 struct arg {
 	const char *kw;			/* NULL: positional, shown as "ID" */
@@ -138,6 +140,11 @@ static const struct arg tunnel_filter_args[] = {
 	{ 0 }
 };
 
+static const struct arg monitor_args[] = {
+	{ "reconnect", V_SWITCH, "reconnect", .flags = A_CLIENT },
+	{ 0 }
+};
+
 static const struct arg no_args[] = { { 0 } };
 
 static const struct command
@@ -154,7 +161,7 @@ static const struct command
 	cmd_stats_reset = { CMD_STATS_RESET, "stats reset", tunnel_filter_args },
 	cmd_metrics = { CMD_METRICS, "metrics", no_args },
 	cmd_reload = { CMD_RELOAD, "reload", no_args },
-	cmd_monitor = { CMD_MONITOR, "monitor", no_args };
+	cmd_monitor = { CMD_MONITOR, "monitor", monitor_args };
 
 static const struct token tunnel_tokens[] = {
 	{ "create", NULL, &cmd_tunnel_create },
@@ -304,11 +311,16 @@ static int positional_index(const struct arg *args)
 	return NO_MATCH;
 }
 
-/* "--no-wait": only flags take the option spelling, and only in full. */
+static bool is_flag(const struct arg *a)
+{
+	return a->type == V_FLAG || a->type == V_SWITCH;
+}
+
+/* "--no-wait", "--reconnect": only flags take the option spelling, and only in full. */
 static int match_long_flag(const struct arg *args, const char *word)
 {
 	for (int i = 0; args[i].type != V_END; i++)
-		if (args[i].type == V_FLAG && !strcmp(args[i].kw, word + 2))
+		if (is_flag(&args[i]) && !strcmp(args[i].kw, word + 2))
 			return i;
 	return NO_MATCH;
 }
@@ -543,8 +555,8 @@ static int parse_value(const struct arg *a, int argc, char *const argv[],
 {
 	if (!a->kw)
 		return parse_scalar(a, argv[0], args, e) < 0 ? -1 : 1;
-	if (a->type == V_FLAG) {
-		json_object_object_add(args, a->key, json_object_new_boolean(0));
+	if (is_flag(a)) {
+		json_object_object_add(args, a->key, json_object_new_boolean(a->type == V_SWITCH));
 		return 1;
 	}
 	if (argc < 2)
@@ -579,7 +591,7 @@ static int check_present(const struct arg *args, const bool *seen, const struct 
 static int parse_args(const struct command *cmd, int argc, char *const argv[],
 		      struct request *req, const struct perr *e)
 {
-	json_object *args = json_object_new_object();
+	json_object *args = json_object_new_object(), *client = json_object_new_object();
 	bool seen[MAX_ARGS] = { false };
 
 	for (int i = 0, used; i < argc; i += used) {
@@ -592,7 +604,8 @@ static int parse_args(const struct command *cmd, int argc, char *const argv[],
 			goto fail;
 		}
 		seen[a] = true;
-		used = parse_value(&cmd->args[a], argc - i, argv + i, args, e);
+		used = parse_value(&cmd->args[a], argc - i, argv + i,
+				   cmd->args[a].flags & A_CLIENT ? client : args, e);
 		if (used < 0)
 			goto fail;
 	}
@@ -601,9 +614,11 @@ static int parse_args(const struct command *cmd, int argc, char *const argv[],
 	req->kind = cmd->kind;
 	req->cmd = cmd->name;
 	req->args = args;
+	req->client = client;
 	return 0;
 fail:
 	json_object_put(args);
+	json_object_put(client);
 	return -1;
 }
 
@@ -653,7 +668,17 @@ int parse_command(int argc, char *const argv[], struct request *req,
 void request_free(struct request *req)
 {
 	json_object_put(req->args);
-	req->args = NULL;
+	json_object_put(req->client);
+	req->args = req->client = NULL;
+}
+
+/* A switch of the client's own ("monitor reconnect"). */
+bool request_switch(const struct request *req, const char *key)
+{
+	json_object *v;
+
+	return req->client != NULL && json_object_object_get_ex(req->client, key, &v) &&
+	       json_object_get_boolean(v);
 }
 
 /* Copies one word from *rp to *wp, removing quotes; -1 if a quote is open. */

@@ -419,6 +419,10 @@ run -s "$T/main.sock" -j -t 0.5 monitor
 [ "$RC" = 0 ] && jq -se 'length == 3 and .[0].event == "tunnel-up" and
 	.[1].session_id == 42 and .[2].result.code == 4' "$T/out" >/dev/null
 check $? "monitor -j: one event per line"
+: >"$T/main.rec"
+run -s "$T/main.sock" -j -t 0.5 monitor --reconnect
+[ "$RC" = 0 ] && jq -e '.cmd == "monitor" and .args == {}' "$T/main.rec" >/dev/null
+check $? "monitor --reconnect: the client's own, not sent"
 
 "$CTL" -s "$T/main.sock" -j monitor >"$T/mon" 2>"$T/err" &
 mon=$!
