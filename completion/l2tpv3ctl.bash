@@ -55,7 +55,8 @@ _l2tpv3ctl_args()
             remote-end-id:any no-wait:flag ;;
     "session delete") echo @session result:any ;;
     "session show") echo @session ;;
-    "session list" | stats) echo tunnel:tid ;;
+    "session list" | stats | "stats reset") echo tunnel:tref ;;
+    monitor) echo reconnect:flag ;;
     esac
 }
 
@@ -115,6 +116,17 @@ _l2tpv3ctl()
         sub=$(_l2tpv3ctl_match "${words[i]}" $subs) || return
         ((i++))
         cmd="$top $sub" ;;
+    stats)
+        # "stats" is a command, and "stats reset" one too
+        if ((i == cword)); then
+            COMPREPLY=($(compgen -W "reset tunnel" -- "$cur"))
+            return
+        fi
+        cmd=stats
+        if [[ $(_l2tpv3ctl_match "${words[i]}" reset) == reset ]]; then
+            cmd="stats reset"
+            ((i++))
+        fi ;;
     *) cmd=$top ;;
     esac
 
@@ -134,7 +146,7 @@ _l2tpv3ctl()
             used+="name "
             continue
         fi
-        [[ $w == --no-wait ]] && w=no-wait
+        [[ $w == --no-wait || $w == --reconnect ]] && w=${w#--}
         a=$(_l2tpv3ctl_match "$w" "${kws[@]}") || continue
         used+="$a "
         if [[ -n $ref && $a == name ]]; then

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "usl/suggest.h"
 
 #ifndef RUNSTATEDIR
 #define RUNSTATEDIR "/run"
@@ -697,48 +698,6 @@ static const config_setting_t *where2(const config_setting_t *g, const char *k1,
 	return s ? s : where(g, k2);
 }
 
-/* Levenshtein distance, for "did you mean" (names are short). */
-static unsigned edit_distance(const char *a, const char *b)
-{
-	unsigned row[SETTING_PATH_MAX + 1];
-	size_t la = strlen(a), lb = strlen(b), i, j;
-
-	if (la > SETTING_PATH_MAX || lb > SETTING_PATH_MAX)
-		return UINT_MAX;
-	for (j = 0; j <= lb; j++)
-		row[j] = (unsigned)j;
-	for (i = 1; i <= la; i++) {
-		unsigned diag = row[0];
-
-		row[0] = (unsigned)i;
-		for (j = 1; j <= lb; j++) {
-			unsigned up = row[j];
-			unsigned best = diag + (tolower((unsigned char)a[i - 1]) !=
-						tolower((unsigned char)b[j - 1]));
-
-			if (up + 1 < best)
-				best = up + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			diag = up;
-		}
-	}
-	return row[lb];
-}
-
-/* Close enough to be a typo of the candidate. */
-static bool is_close(const char *typo, const char *cand, unsigned *best)
-{
-	unsigned d = edit_distance(typo, cand);
-	size_t l = strlen(cand);
-
-	if (d >= *best || !(d <= 2 || d * 3 <= l) || d >= l)
-		return false;
-	*best = d;
-	return true;
-}
-
 /* ---- reading values ---- */
 
 static bool src_load(struct src_file *sf, const char *name)
@@ -1082,7 +1041,7 @@ static bool parse_word(struct pctx *p, const config_setting_t *s, const char *pa
 	if (*nv)
 		return true;
 	for (t = names; t->name; t++)
-		if (is_close(v, t->name, &best))
+		if (usl_suggest_close(v, t->name, &best))
 			sugg = t->name;
 	if (sugg)
 		return fail(p, s, path, "unknown value '%s' (did you mean '%s'? valid: %s)", v, sugg,
@@ -1857,7 +1816,7 @@ static bool unknown_setting(struct pctx *p, const config_setting_t *s, const cha
 
 	snprintf(path, sizeof(path), "%s.%s", sec, name);
 	for (o = opts; o->name; o++)
-		if (is_close(name, o->name, &best))
+		if (usl_suggest_close(name, o->name, &best))
 			sugg = o->name;
 	if (sugg)
 		return fail(p, s, path, "unknown setting (did you mean '%s'?)", sugg);
@@ -2071,7 +2030,7 @@ static bool check_ref(struct pctx *p, const config_setting_t *g, const char *sec
 		cand = tunnel ? c->tunnel_profiles[i].name : c->session_profiles[i].name;
 		if (l < sizeof(valid))
 			l += (size_t)snprintf(valid + l, sizeof(valid) - l, "%s%s", i ? ", " : "", cand);
-		if (is_close(name, cand, &best))
+		if (usl_suggest_close(name, cand, &best))
 			sugg = cand;
 	}
 	snprintf(path, sizeof(path), "%s.%s", sec, key);
@@ -2351,7 +2310,7 @@ static bool parse_root(struct pctx *p, const config_setting_t *root)
 			if (l < sizeof(valid))
 				l += (size_t)snprintf(valid + l, sizeof(valid) - l, "%s%s",
 						      i ? ", " : "", sections[i].name);
-			if (is_close(name, sections[i].name, &best))
+			if (usl_suggest_close(name, sections[i].name, &best))
 				sugg = sections[i].name;
 		}
 		if (sugg)

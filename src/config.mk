@@ -1,7 +1,7 @@
 # src/config.mk: the configuration parser, its unit test and its golden test.
 # Included from src/local.mk after DAEMON_COMMON_SOURCES is first set (=),
 # which also lists src/config.h.  Whatever links src/config.c needs
-# $(LIBCONFIG_CFLAGS) and $(LIBCONFIG_LIBS).
+# $(LIBCONFIG_CFLAGS), $(LIBCONFIG_LIBS) and usl/libusl.a (usl/suggest).
 
 DAEMON_COMMON_SOURCES += src/config.c
 
@@ -12,13 +12,13 @@ UNIT_TESTS += tests/unit/check_config
 tests_unit_check_config_SOURCES = tests/unit/check_config.c src/config.c src/config.h
 tests_unit_check_config_CPPFLAGS = $(AM_CPPFLAGS) -DTOP_SRCDIR='"$(abs_top_srcdir)"'
 tests_unit_check_config_CFLAGS = $(CHECK_TEST_CFLAGS) $(LIBCONFIG_CFLAGS)
-tests_unit_check_config_LDADD = $(LIBCONFIG_LIBS) $(CHECK_TEST_LIBS)
+tests_unit_check_config_LDADD = usl/libusl.a $(LIBCONFIG_LIBS) $(CHECK_TEST_LIBS)
 
 # config-print FILE: what `l2tpv3d -nv` prints, without the daemon.
 check_PROGRAMS += tests/config-print
 tests_config_print_SOURCES = tests/config-print.c src/config.c src/config.h
 tests_config_print_CFLAGS = $(AM_CFLAGS) $(LIBCONFIG_CFLAGS)
-tests_config_print_LDADD = $(LIBCONFIG_LIBS)
+tests_config_print_LDADD = usl/libusl.a $(LIBCONFIG_LIBS)
 
 # tests/config/NAME.conf -> config-print -> tests/config/NAME.expected
 TESTS += tests/config-golden.sh

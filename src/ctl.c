@@ -327,58 +327,79 @@ static bool arg_check_known(json_object *args, const char *const *known, struct 
 	return true;
 }
 
-/* The tunnel named by tunnel_id (or "tunnel"/"name"), or an error reply. */
-static struct tunnel *arg_tunnel(struct ctl_conn *c, int64_t id, json_object *args,
-				 const char *idkey, const char *namekey)
+/* How a request names a tunnel or a session: its ID under idkey, or its name under namekey. */
+struct ref_keys {
+	const char *idkey, *namekey;
+	bool optional;			/* neither given: no object, and no error */
+};
+
+static const struct ref_keys tunnel_by_ref = { "tunnel_id", "name", false };
+static const struct ref_keys tunnel_by_arg = { "tunnel_id", "tunnel", false };
+static const struct ref_keys tunnel_filter = { "tunnel_id", "tunnel", true };
+static const struct ref_keys session_by_ref = { "session_id", "name", false };
+
+/*
+ * Reads the reference: false when it replied with the error.  True with
+ * *oid (non-zero) or *oname set, or neither when optional and absent.
+ */
+static bool arg_ref(struct ctl_conn *c, int64_t id, json_object *args,
+		    const struct ref_keys *k, uint32_t *oid, const char **oname)
 {
 	struct argerr e;
-	uint32_t tid = 0;
-	const char *name = arg_str(args, namekey);
-	struct tunnel *t;
 
-	if (!arg_u32(args, idkey, &tid, &e)) {
+	*oid = 0;
+	*oname = arg_str(args, k->namekey);
+	if (!arg_u32(args, k->idkey, oid, &e)) {
 		conn_reply(c, id, CTL_E_INVALID, e.msg, NULL);
-		return NULL;
+		return false;
 	}
-	if (tid == 0 && name == NULL) {
-		snprintf(e.msg, sizeof(e.msg), "missing argument '%s' (or '%s')", idkey, namekey);
+	if (*oid != 0 && *oname != NULL) {
+		snprintf(e.msg, sizeof(e.msg), "give only one of '%s' and '%s'", k->idkey, k->namekey);
 		conn_reply(c, id, CTL_E_INVALID, e.msg, NULL);
-		return NULL;
+		return false;
 	}
-	t = tid ? tunnel_find(tid) : tunnel_find_name(name);
-	if (t == NULL) {
-		if (tid)
-			snprintf(e.msg, sizeof(e.msg), "no tunnel with id %u", tid);
-		else
-			snprintf(e.msg, sizeof(e.msg), "no tunnel named '%s'", name);
-		conn_reply(c, id, CTL_E_NOT_FOUND, e.msg, NULL);
+	if (*oid == 0 && *oname == NULL && !k->optional) {
+		snprintf(e.msg, sizeof(e.msg), "missing argument '%s' (or '%s')", k->idkey, k->namekey);
+		conn_reply(c, id, CTL_E_INVALID, e.msg, NULL);
+		return false;
 	}
-	return t;
+	return true;
 }
 
+/*
+ * The tunnel a request names (objref.c), for every command that takes
+ * one.  False when it replied with the error; true with *out NULL when the
+ * reference is optional and absent.
+ */
+static bool arg_tunnel(struct ctl_conn *c, int64_t id, json_object *args,
+		       const struct ref_keys *k, struct tunnel **out)
+{
+	char err[1024];
+	const char *name;
+	uint32_t tid;
+
+	*out = NULL;
+	if (!arg_ref(c, id, args, k, &tid, &name))
+		return false;
+	if (tid == 0 && name == NULL)
+		return true;
+	if ((*out = objref_tunnel(tid, name, err, sizeof(err))) == NULL)
+		conn_reply(c, id, CTL_E_NOT_FOUND, err, NULL);
+	return *out != NULL;
+}
+
+/* The session a request names, as arg_tunnel(); sessions are never optional. */
 static struct session *arg_session(struct ctl_conn *c, int64_t id, json_object *args)
 {
-	struct argerr e;
-	uint32_t sid = 0;
-	const char *name = arg_str(args, "name");
 	struct session *s;
+	char err[1024];
+	const char *name;
+	uint32_t sid;
 
-	if (!arg_u32(args, "session_id", &sid, &e)) {
-		conn_reply(c, id, CTL_E_INVALID, e.msg, NULL);
+	if (!arg_ref(c, id, args, &session_by_ref, &sid, &name))
 		return NULL;
-	}
-	if (sid == 0 && name == NULL) {
-		conn_reply(c, id, CTL_E_INVALID, "missing argument 'session_id' (or 'name')", NULL);
-		return NULL;
-	}
-	s = sid ? session_find(sid) : session_find_name(name);
-	if (s == NULL) {
-		if (sid)
-			snprintf(e.msg, sizeof(e.msg), "no session with id %u", sid);
-		else
-			snprintf(e.msg, sizeof(e.msg), "no session named '%s'", name);
-		conn_reply(c, id, CTL_E_NOT_FOUND, e.msg, NULL);
-	}
+	if ((s = objref_session(sid, name, err, sizeof(err))) == NULL)
+		conn_reply(c, id, CTL_E_NOT_FOUND, err, NULL);
 	return s;
 }
 
@@ -484,7 +505,7 @@ static void h_tunnel_delete(struct ctl_conn *c, int64_t id, json_object *args)
 		return conn_reply(c, id, CTL_E_INVALID, e.msg, NULL);
 	if (result == 0 || result > 0xffff)
 		return conn_reply(c, id, CTL_E_INVALID, "'result' must be 1..65535", NULL);
-	if ((t = arg_tunnel(c, id, args, "tunnel_id", "name")) == NULL)
+	if (!arg_tunnel(c, id, args, &tunnel_by_ref, &t))
 		return;
 	tunnel_delete(t, (uint16_t)result, "deleted by operator");
 	conn_reply(c, id, CTL_OK, NULL, json_object_new_object());
@@ -498,7 +519,7 @@ static void h_tunnel_show(struct ctl_conn *c, int64_t id, json_object *args)
 
 	if (!arg_check_known(args, known, &e))
 		return conn_reply(c, id, CTL_E_INVALID, e.msg, NULL);
-	if ((t = arg_tunnel(c, id, args, "tunnel_id", "name")) != NULL)
+	if (arg_tunnel(c, id, args, &tunnel_by_ref, &t))
 		conn_reply(c, id, CTL_OK, NULL, tunnel_json(t, true));
 }
 
@@ -577,7 +598,7 @@ static void h_session_create(struct ctl_conn *c, int64_t id, json_object *args)
 
 	if (!arg_check_known(args, known, &e))
 		return conn_reply(c, id, CTL_E_INVALID, e.msg, NULL);
-	if ((t = arg_tunnel(c, id, args, "tunnel_id", "tunnel")) == NULL)
+	if (!arg_tunnel(c, id, args, &tunnel_by_arg, &t))
 		return;
 	sp = config_session_profile(l2tpd.conf, pname ? pname : "default");
 	if (sp == NULL) {
@@ -639,21 +660,19 @@ static void add_tunnel_sessions(json_object *arr, const struct tunnel *t)
 
 static void h_session_list(struct ctl_conn *c, int64_t id, json_object *args)
 {
-	static const char *const known[] = { "tunnel_id", NULL };
+	static const char *const known[] = { "tunnel_id", "tunnel", NULL };
 	json_object *arr, *o;
 	struct usl_rb_node *n;
 	struct argerr e;
-	uint32_t tid = 0;
+	struct tunnel *t;
 
-	if (!arg_check_known(args, known, &e) || !arg_u32(args, "tunnel_id", &tid, &e))
+	if (!arg_check_known(args, known, &e))
 		return conn_reply(c, id, CTL_E_INVALID, e.msg, NULL);
-	if (tid && tunnel_find(tid) == NULL) {
-		snprintf(e.msg, sizeof(e.msg), "no tunnel with id %u", tid);
-		return conn_reply(c, id, CTL_E_NOT_FOUND, e.msg, NULL);
-	}
+	if (!arg_tunnel(c, id, args, &tunnel_filter, &t))
+		return;
 	arr = json_object_new_array();
-	if (tid) {
-		add_tunnel_sessions(arr, tunnel_find(tid));
+	if (t != NULL) {
+		add_tunnel_sessions(arr, t);
 	} else {
 		for (n = usl_rb_first(&l2tpd.tunnel_order); n != NULL; n = usl_rb_next(n))
 			add_tunnel_sessions(arr, usl_rb_entry(n, struct tunnel, by_order));
@@ -726,18 +745,15 @@ static void h_metrics(struct ctl_conn *c, int64_t id, json_object *args)
 
 static void h_stats(struct ctl_conn *c, int64_t id, json_object *args)
 {
-	static const char *const known[] = { "tunnel_id", NULL };
+	static const char *const known[] = { "tunnel_id", "tunnel", NULL };
 	json_object *o, *g;
 	struct argerr e;
-	uint32_t tid = 0;
-	struct tunnel *t = NULL;
+	struct tunnel *t;
 
-	if (!arg_check_known(args, known, &e) || !arg_u32(args, "tunnel_id", &tid, &e))
+	if (!arg_check_known(args, known, &e))
 		return conn_reply(c, id, CTL_E_INVALID, e.msg, NULL);
-	if (tid && (t = tunnel_find(tid)) == NULL) {
-		snprintf(e.msg, sizeof(e.msg), "no tunnel with id %u", tid);
-		return conn_reply(c, id, CTL_E_NOT_FOUND, e.msg, NULL);
-	}
+	if (!arg_tunnel(c, id, args, &tunnel_filter, &t))
+		return;
 	o = json_object_new_object();
 	g = json_object_new_object();
 	json_object_object_add(g, "msgs_in", msg_type_counts_json(l2tpd.stats.rx_msgs));
@@ -765,6 +781,51 @@ static void h_stats(struct ctl_conn *c, int64_t id, json_object *args)
 		json_object_put(tj);
 	}
 	conn_reply(c, id, CTL_OK, NULL, o);
+}
+
+/*
+ * Zeroes what `stats` shows daemon-wide (not the kernel's UDP receive
+ * errors).  Retransmissions are shown as the closed tunnels' sum plus the
+ * live ones': the sum restarts at 0 by owing what the live tunnels have
+ * counted so far (unsigned arithmetic wraps back as they count on).
+ */
+static void stats_reset_global(void)
+{
+	uint64_t live = live_retransmits();
+
+	memset(&l2tpd.stats, 0, sizeof(l2tpd.stats));
+	l2tpd.stats.retransmits = 0 - live;
+	l2tpd.ctl.refused = l2tpd.ctl.dropped_slow = l2tpd.ctl.accept_emfile = 0;
+	log_info("control: counters reset");
+}
+
+/* The daemon-wide retransmissions keep this tunnel's, which they add up. */
+static void stats_reset_tunnel(struct tunnel *t)
+{
+	struct l2tp_cc_stats st;
+
+	l2tp_cc_get_stats(t->cc, &st);
+	l2tpd.stats.retransmits += st.retransmits;
+	l2tp_cc_reset_counters(t->cc);
+	log_info("control: tunnel %u%s%s%s counters reset", t->id, t->name ? " (" : "",
+		 name_str(t->name), t->name ? ")" : "");
+}
+
+static void h_stats_reset(struct ctl_conn *c, int64_t id, json_object *args)
+{
+	static const char *const known[] = { "tunnel_id", "tunnel", NULL };
+	struct argerr e;
+	struct tunnel *t;
+
+	if (!arg_check_known(args, known, &e))
+		return conn_reply(c, id, CTL_E_INVALID, e.msg, NULL);
+	if (!arg_tunnel(c, id, args, &tunnel_filter, &t))
+		return;
+	if (t != NULL)
+		stats_reset_tunnel(t);
+	else
+		stats_reset_global();
+	conn_reply(c, id, CTL_OK, NULL, json_object_new_object());
 }
 
 static void h_reload(struct ctl_conn *c, int64_t id, json_object *args)
@@ -803,6 +864,7 @@ static const struct {
 	{ "session list", h_session_list },
 	{ "show daemon", h_show_daemon },
 	{ "stats", h_stats },
+	{ "stats reset", h_stats_reset },
 	{ "metrics", h_metrics },
 	{ "reload", h_reload },
 	{ "monitor", h_monitor },

@@ -63,7 +63,7 @@ const char *origin_name(enum origin o);
 struct l2tpd_stats {
 	uint64_t rx_msgs[L2TP_MSG_TYPE_MAX + 1];
 	uint64_t tx_msgs[L2TP_MSG_TYPE_MAX + 1];
-	uint64_t retransmits;
+	uint64_t retransmits;		/* closed tunnels' (ctl.c: minus the live ones' at a reset) */
 	uint64_t drops[L2TP_DROP__COUNT];	/* includes drops before a tunnel is found */
 	uint64_t ctl_requests;
 	uint64_t rx_datagrams, tx_datagrams, tx_errors;
@@ -111,6 +111,7 @@ struct tunnel {
 	uint32_t config_id;			/* 0 when snmp_config_id is off */
 	char *name;				/* NULL when unnamed: names_str() for "" */
 	char *session_profile;			/* for sessions the peer opens; NULL: "default" */
+	char *peer_entry;			/* the peers entry its SCCRQ matched; NULL: ours */
 	const struct tunnel_profile *prof;	/* shared copy: a reload never changes a live tunnel */
 
 	/* what was asked for (reload compares these; remote/local follow the wire) */
@@ -279,6 +280,14 @@ void tunnel_peer_str(const struct tunnel *t, char *buf, size_t len);
 const char *tunnel_label(const struct tunnel *t, char *buf, size_t len);
 json_object *drop_counts_json(const uint64_t *drops);
 json_object *msg_type_counts_json(const uint64_t *counts);
+
+/* objref.c */
+/*
+ * The tunnel (session) with that ID, or when id is 0 with that name; NULL
+ * with a not-found message in err that lists what exists.
+ */
+struct tunnel *objref_tunnel(uint32_t id, const char *name, char *err, size_t errlen);
+struct session *objref_session(uint32_t id, const char *name, char *err, size_t errlen);
 
 /* session.c */
 int session_init(void);

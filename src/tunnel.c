@@ -681,6 +681,7 @@ static void tunnel_unindex(struct tunnel *t)
 	peer_put(t->peer);
 	tunnel_profile_put(t->prof);
 	free(t->session_profile);
+	free(t->peer_entry);
 	free(t->name);
 	free(t->dp_error);
 	free(t->unauth_note);
@@ -1308,6 +1309,7 @@ static void tunnel_accept(const struct l2tp_rx *rx, const struct l2tp_msg *m,
 	}
 	if (pp->session_profile[0])
 		t->session_profile = strdup(pp->session_profile);
+	t->peer_entry = strdup(pp->name);
 	if (rx->encap == L2TP_ENCAP_UDP)
 		transport_tunnel_connect(t, rx->from);
 	heir_settle(h, held, t, "lost tie breaker");
@@ -1499,6 +1501,8 @@ json_object *tunnel_json(const struct tunnel *t, bool detail)
 	json_add_int(o, "uptime", t->up ? usl_time_to_ms(usl_time_sub(now, t->established)) / 1000 : 0);
 	json_add_str(o, "profile", t->prof->name);
 	json_add_str(o, "origin", origin_name(t->origin));
+	if (t->peer_entry != NULL)
+		json_add_str(o, "peer_entry", t->peer_entry);
 	json_add_str(o, "auth", l2tp_cc_auth_on(t->cc) ? config_digest_name(t->prof->digest) : "none");
 	if (detail) {
 		json_object_object_add(o, "counters", tunnel_counters_json(t));

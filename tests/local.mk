@@ -21,6 +21,7 @@ check-valgrind:
 # Two daemons in network namespaces (root; exit 77 = skipped otherwise).
 INTEGRATION_TESTS = \
 	tests/integration/basic.sh \
+	tests/integration/ctl.sh \
 	tests/integration/reload.sh \
 	tests/integration/scale.sh \
 	tests/integration/peer-death.sh \

@@ -8,6 +8,7 @@ usl_libusl_a_SOURCES += \
 	usl/log.c usl/log.h \
 	usl/loop.c usl/loop.h \
 	usl/rbtree.c usl/rbtree.h \
+	usl/suggest.c usl/suggest.h \
 	usl/time.c usl/time.h \
 	usl/timer.c usl/timer.h
 
@@ -19,6 +20,7 @@ USL_CHECKS = \
 	tests/unit/check_loop \
 	tests/unit/check_buf \
 	tests/unit/check_escape \
+	tests/unit/check_suggest \
 	tests/unit/check_log
 
 # UNIT_TESTS run in `make check` and again in `make check-valgrind`.
@@ -52,6 +54,10 @@ tests_unit_check_buf_LDADD = $(USL_LIBS) $(CHECK_TEST_LIBS)
 tests_unit_check_escape_SOURCES = tests/unit/check_escape.c
 tests_unit_check_escape_CFLAGS = $(CHECK_TEST_CFLAGS)
 tests_unit_check_escape_LDADD = $(USL_LIBS) $(CHECK_TEST_LIBS)
+
+tests_unit_check_suggest_SOURCES = tests/unit/check_suggest.c
+tests_unit_check_suggest_CFLAGS = $(CHECK_TEST_CFLAGS)
+tests_unit_check_suggest_LDADD = $(USL_LIBS) $(CHECK_TEST_LIBS)
 
 tests_unit_check_log_SOURCES = tests/unit/check_log.c
 tests_unit_check_log_CFLAGS = $(CHECK_TEST_CFLAGS)

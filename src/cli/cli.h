@@ -34,6 +34,7 @@ enum cmd_kind {
 	CMD_SESSION_LIST,
 	CMD_SHOW_DAEMON,
 	CMD_STATS,
+	CMD_STATS_RESET,
 	CMD_METRICS,
 	CMD_RELOAD,
 	CMD_MONITOR,
@@ -45,6 +46,7 @@ struct request {
 	enum cmd_kind kind;
 	const char *cmd;		/* protocol name, e.g. "tunnel create" */
 	json_object *args;		/* owned; an empty object when none */
+	json_object *client;		/* owned; the client's own switches, not sent */
 };
 
 /* One decoded line from the daemon; every pointer borrows from root. */
@@ -85,6 +87,8 @@ struct output {
 	void (*batch_error)(unsigned long line, const char *msg);
 	/* Monitor: one event object. */
 	void (*event)(json_object *ev);
+	/* Monitor: subscribed again after the daemon went away (events may be missed). */
+	void (*reconnected)(void);
 };
 
 /* l2tpv3ctl.c */
@@ -93,12 +97,14 @@ void	*xmalloc(size_t n);
 void	*xrealloc(void *p, size_t n);
 char	*xstrdup(const char *s);
 double	mono_now(void);
+double	wall_now(void);
 int	exit_status(int status);
 
 /* parse.c */
 int	parse_command(int argc, char *const argv[], struct request *req,
 		      char *err, size_t errlen);
 void	request_free(struct request *req);
+bool	request_switch(const struct request *req, const char *key);
 int	split_words(char *line, char **words, int max, char *err, size_t errlen);
 
 /* conn.c */

@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -75,12 +76,13 @@ static const char usage_text[] =
 "         [seq none|non-ip|all] [ifname NAME] [remote-end-id ID] [no-wait]\n"
 "  session delete (ID | name NAME) [result CODE]\n"
 "  session show (ID | name NAME)\n"
-"  session list [tunnel ID]\n"
+"  session list [tunnel (ID | name NAME)]\n"
 "  show daemon\n"
-"  stats [tunnel ID]\n"
+"  stats [tunnel (ID | name NAME)]\n"
+"  stats reset [tunnel (ID | name NAME)]\n"
 "  metrics                    (Prometheus text format)\n"
 "  reload\n"
-"  monitor\n"
+"  monitor [--reconnect]\n"
 "\n"
 "ADDR: 192.0.2.1, 2001:db8::1, 192.0.2.1:1701 or [2001:db8::1]:1701.\n"
 "Exit status: 0 ok, 1 failed or daemon unreachable, 2 bad arguments.\n";
@@ -126,6 +128,14 @@ double mono_now(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+double wall_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
@@ -311,17 +321,26 @@ static void catch_stop_signals(void)
 	sigprocmask(SIG_BLOCK, &set, NULL);
 }
 
-/* -t (how long to watch) running out and Ctrl-C are the normal ends of monitor. */
-static int monitor_end(int err, const struct opts *o)
+#define MONITOR_LOST	(-1)	/* the daemon went away: reconnect, if asked */
+#define RECONNECT_FIRST	0.1	/* seconds before the first try, doubling... */
+#define RECONNECT_MAX	2.0	/* ...up to this */
+
+/*
+ * -t (how long to watch) running out and Ctrl-C are the normal ends of
+ * monitor; the daemon closing is MONITOR_LOST when reconnecting.
+ */
+static int monitor_end(int err, const struct opts *o, bool reconnect)
 {
 	if (err == ETIMEDOUT || (err == EINTR && interrupted))
 		return 0;
+	if (reconnect && (err == EPIPE || err == ECONNRESET))
+		return MONITOR_LOST;
 	conn_report_error(err, o->timeout);
 	return EXIT_FAIL;
 }
 
 static int monitor_events(struct conn *c, const struct output *out, double deadline,
-			  const struct opts *o)
+			  const struct opts *o, bool reconnect)
 {
 	for (;;) {
 		char *line = conn_wait_line(c, deadline);
@@ -330,7 +349,7 @@ static int monitor_events(struct conn *c, const struct output *out, double deadl
 		if (!line && errno == EINTR && !interrupted)
 			continue;
 		if (!line)
-			return monitor_end(errno, o);
+			return monitor_end(errno, o, reconnect);
 		if (reply_parse(line, &r) < 0) {
 			conn_report_error(EPROTO, 0);
 			return EXIT_FAIL;
@@ -343,27 +362,79 @@ static int monitor_events(struct conn *c, const struct output *out, double deadl
 	}
 }
 
+/* Subscribes on c and prints events until the end: an exit status or MONITOR_LOST. */
+static int monitor_on(struct conn *c, const struct opts *o, const struct output *out,
+		      const struct request *req, double deadline)
+{
+	bool reconnect = request_switch(req, "reconnect");
+	struct reply r;
+	int rc;
+
+	conn_send(c, req, 1);
+	if (wait_reply(c, 1, deadline, &r) < 0)
+		return monitor_end(errno, o, reconnect);
+	if (r.status != CTL_OK) {
+		out->result(req, &r);
+		rc = exit_status(r.status);
+		json_object_put(r.root);
+		return rc;
+	}
+	json_object_put(r.root);
+	return monitor_events(c, out, deadline, o, reconnect);
+}
+
+/* Sleeps s seconds; false if a stop signal or the deadline came first. */
+static bool monitor_pause(double s, double deadline)
+{
+	struct timespec ts;
+	sigset_t none;
+
+	if (deadline >= 0 && mono_now() + s > deadline)
+		s = deadline - mono_now();
+	if (s <= 0 || interrupted)
+		return false;
+	ts.tv_sec = (time_t)s;
+	ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
+	sigemptyset(&none);
+	ppoll(NULL, 0, &ts, &none);	/* the stop signals are delivered only here */
+	return !interrupted && (deadline < 0 || mono_now() < deadline);
+}
+
+/* Connects again, backing off, until it does (0) or monitor must end (-1). */
+static int monitor_reconnect(struct conn *c, const struct opts *o, double deadline)
+{
+	double wait = RECONNECT_FIRST;
+
+	cli_warnx("l2tpv3d closed the connection: reconnecting to %s", o->socket);
+	while (monitor_pause(wait, deadline)) {
+		if (conn_open(c, o->socket, o->timeout) == 0)
+			return 0;
+		wait = wait * 2 < RECONNECT_MAX ? wait * 2 : RECONNECT_MAX;
+	}
+	return -1;
+}
+
+/*
+ * Events until interrupted.  With "reconnect", a daemon that goes away
+ * (a restart) is waited for; once subscribed again a marker says that
+ * events may have been missed meanwhile.
+ */
 static int run_monitor(const struct opts *o, const struct output *out,
 		       const struct request *req)
 {
 	double deadline = o->timeout_set && o->timeout > 0 ? mono_now() + o->timeout : -1;
 	struct conn c;
-	struct reply r;
 	int rc;
 
 	catch_stop_signals();
 	if (connect_daemon(&c, o) < 0)
 		return EXIT_FAIL;
-	conn_send(&c, req, 1);
-	if (wait_reply(&c, 1, deadline, &r) < 0) {
-		rc = monitor_end(errno, o);
-	} else if (r.status != CTL_OK) {
-		out->result(req, &r);
-		rc = exit_status(r.status);
-		json_object_put(r.root);
-	} else {
-		json_object_put(r.root);
-		rc = monitor_events(&c, out, deadline, o);
+	while ((rc = monitor_on(&c, o, out, req, deadline)) == MONITOR_LOST) {
+		conn_close(&c);
+		if (monitor_reconnect(&c, o, deadline) < 0)
+			return 0;
+		out->reconnected();
+		fflush(stdout);
 	}
 	conn_close(&c);
 	return rc;

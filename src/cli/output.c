@@ -31,6 +31,7 @@ static const struct column tunnel_columns[] = {
 	{ "NAME", "name", false },
 	{ "STATE", "state", false },
 	{ "PEER", "peer", false },
+	{ "PEER-HOST", "peer_host_name", false },	/* the name the peer gave in SCCRQ/SCCRP */
 	{ "ENCAP", "encap", false },
 	{ "SESSIONS", "sessions", false },
 	{ "UPTIME", "uptime", false },
@@ -41,8 +42,10 @@ static const struct column session_columns[] = {
 	{ "ID", "session_id", false },
 	{ "PEER-ID", "peer_session_id", false },
 	{ "TUNNEL", "tunnel_id", false },
+	{ "NAME", "name", false },
 	{ "STATE", "state", false },
 	{ "PW", "pw_type", false },
+	{ "REMOTE-END-ID", "remote_end_id", false },
 	{ "IFNAME", "ifname", false },
 	{ "COOKIE", "cookie_len", false },
 	{ "UPTIME", "uptime", false },
@@ -331,6 +334,20 @@ static void show_sessions(const struct request *req, json_object *data)
 	print_table(session_columns, N_ELEMS(session_columns), rows);
 }
 
+/* "counters reset", or "tunnel lac1 counters reset": the object the way the user named it. */
+static void show_stats_reset(const struct request *req, json_object *data)
+{
+	const char *id = field(req->args, "tunnel_id");
+
+	(void)data;
+	if (!strcmp(id, "-"))
+		id = field(req->args, "tunnel");
+	if (strcmp(id, "-"))
+		printf("tunnel %s counters reset\n", id);
+	else
+		printf("counters reset\n");
+}
+
 /* The Prometheus text, as the daemon wrote it (node_exporter's textfile format). */
 static void show_metrics(const struct request *req, json_object *data)
 {
@@ -356,6 +373,7 @@ static const struct {
 	[CMD_SESSION_LIST]	= { show_sessions, NULL },
 	[CMD_SHOW_DAEMON]	= { show_kv, NULL },
 	[CMD_STATS]		= { show_kv, NULL },
+	[CMD_STATS_RESET]	= { show_stats_reset, show_stats_reset },
 	[CMD_METRICS]		= { show_metrics, NULL },
 	[CMD_RELOAD]		= { show_reload, show_reloaded },
 	[CMD_MONITOR]		= { show_kv, NULL },
@@ -454,9 +472,18 @@ static void text_event(json_object *ev)
 	putchar('\n');
 }
 
+static void text_reconnected(void)
+{
+	char when[64];
+
+	fmt_time(wall_now(), when, sizeof when);
+	printf("%s reconnected (events while disconnected were missed)\n", when);
+}
+
 const struct output output_text = {
 	.result = text_result,
 	.batch_reply = text_batch_reply,
 	.batch_error = text_batch_error,
 	.event = text_event,
+	.reconnected = text_reconnected,
 };

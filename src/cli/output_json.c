@@ -64,9 +64,21 @@ static void json_event(json_object *ev)
 	print_json(ev, JSON_C_TO_STRING_PLAIN);
 }
 
+/* Shaped like an event, so a consumer reading "event" sees it among them. */
+static void json_reconnected(void)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "event", json_object_new_string("reconnected"));
+	json_object_object_add(o, "time", json_object_new_double(wall_now()));
+	print_json(o, JSON_C_TO_STRING_PLAIN);
+	json_object_put(o);
+}
+
 const struct output output_json = {
 	.result = json_result,
 	.batch_reply = json_batch_reply,
 	.batch_error = json_batch_error,
 	.event = json_event,
+	.reconnected = json_reconnected,
 };

@@ -33,11 +33,13 @@ enum val_type {
 	V_STRING,		/* up to max characters */
 	V_IFNAME,		/* a valid Linux interface name */
 	V_FLAG,			/* no value; stores false (every flag is a no-X) */
+	V_SWITCH,		/* no value; the client's own (A_CLIENT), stores true */
 	V_REF,			/* "ID" or "name NAME": key or name_key */
 };
 
 #define A_REQUIRED	0x1
 #define A_ONE_OF	0x2	/* exactly one of the A_ONE_OF arguments */
+#define A_CLIENT	0x4	/* for l2tpv3ctl itself (req->client), not sent */
 
 struct arg {
 	const char *kw;			/* NULL: positional, shown as "ID" */
@@ -55,7 +57,10 @@ struct command {
 	const struct arg *args;
 };
 
-/* A keyword at a command level: leads to next, or is the command cmd. */
+/*
+ * A keyword at a command level: leads to next, or is the command cmd; with
+ * both, to next when the following word is one of next's keywords.
+ */
 struct token {
 	const char *kw;
 	const struct token *next;
@@ -131,7 +136,12 @@ static const struct arg session_ref_args[] = {
 
 /* session list and stats: an optional tunnel filter */
 static const struct arg tunnel_filter_args[] = {
-	{ "tunnel", V_UINT, "tunnel_id", 0, .min = 1, .max = UINT32_MAX },
+	{ "tunnel", V_REF, "tunnel_id", 0, .name_key = "tunnel" },
+	{ 0 }
+};
+
+static const struct arg monitor_args[] = {
+	{ "reconnect", V_SWITCH, "reconnect", .flags = A_CLIENT },
 	{ 0 }
 };
 
@@ -148,9 +158,10 @@ static const struct command
 	cmd_session_list = { CMD_SESSION_LIST, "session list", tunnel_filter_args },
 	cmd_show_daemon = { CMD_SHOW_DAEMON, "show daemon", no_args },
 	cmd_stats = { CMD_STATS, "stats", tunnel_filter_args },
+	cmd_stats_reset = { CMD_STATS_RESET, "stats reset", tunnel_filter_args },
 	cmd_metrics = { CMD_METRICS, "metrics", no_args },
 	cmd_reload = { CMD_RELOAD, "reload", no_args },
-	cmd_monitor = { CMD_MONITOR, "monitor", no_args };
+	cmd_monitor = { CMD_MONITOR, "monitor", monitor_args };
 
 static const struct token tunnel_tokens[] = {
 	{ "create", NULL, &cmd_tunnel_create },
@@ -168,6 +179,12 @@ static const struct token session_tokens[] = {
 	{ NULL, NULL, NULL }
 };
 
+/* "stats" alone is a command too: see descend() */
+static const struct token stats_tokens[] = {
+	{ "reset", NULL, &cmd_stats_reset },
+	{ NULL, NULL, NULL }
+};
+
 static const struct token show_tokens[] = {
 	{ "daemon", NULL, &cmd_show_daemon },
 	{ NULL, NULL, NULL }
@@ -177,7 +194,7 @@ static const struct token top_tokens[] = {
 	{ "tunnel", tunnel_tokens, NULL },
 	{ "session", session_tokens, NULL },
 	{ "show", show_tokens, NULL },
-	{ "stats", NULL, &cmd_stats },
+	{ "stats", stats_tokens, &cmd_stats },
 	{ "metrics", NULL, &cmd_metrics },
 	{ "reload", NULL, &cmd_reload },
 	{ "monitor", NULL, &cmd_monitor },
@@ -294,11 +311,16 @@ static int positional_index(const struct arg *args)
 	return NO_MATCH;
 }
 
-/* "--no-wait": only flags take the option spelling, and only in full. */
+static bool is_flag(const struct arg *a)
+{
+	return a->type == V_FLAG || a->type == V_SWITCH;
+}
+
+/* "--no-wait", "--reconnect": only flags take the option spelling, and only in full. */
 static int match_long_flag(const struct arg *args, const char *word)
 {
 	for (int i = 0; args[i].type != V_END; i++)
-		if (args[i].type == V_FLAG && !strcmp(args[i].kw, word + 2))
+		if (is_flag(&args[i]) && !strcmp(args[i].kw, word + 2))
 			return i;
 	return NO_MATCH;
 }
@@ -533,8 +555,8 @@ static int parse_value(const struct arg *a, int argc, char *const argv[],
 {
 	if (!a->kw)
 		return parse_scalar(a, argv[0], args, e) < 0 ? -1 : 1;
-	if (a->type == V_FLAG) {
-		json_object_object_add(args, a->key, json_object_new_boolean(0));
+	if (is_flag(a)) {
+		json_object_object_add(args, a->key, json_object_new_boolean(a->type == V_SWITCH));
 		return 1;
 	}
 	if (argc < 2)
@@ -569,7 +591,7 @@ static int check_present(const struct arg *args, const bool *seen, const struct 
 static int parse_args(const struct command *cmd, int argc, char *const argv[],
 		      struct request *req, const struct perr *e)
 {
-	json_object *args = json_object_new_object();
+	json_object *args = json_object_new_object(), *client = json_object_new_object();
 	bool seen[MAX_ARGS] = { false };
 
 	for (int i = 0, used; i < argc; i += used) {
@@ -582,7 +604,8 @@ static int parse_args(const struct command *cmd, int argc, char *const argv[],
 			goto fail;
 		}
 		seen[a] = true;
-		used = parse_value(&cmd->args[a], argc - i, argv + i, args, e);
+		used = parse_value(&cmd->args[a], argc - i, argv + i,
+				   cmd->args[a].flags & A_CLIENT ? client : args, e);
 		if (used < 0)
 			goto fail;
 	}
@@ -591,10 +614,24 @@ static int parse_args(const struct command *cmd, int argc, char *const argv[],
 	req->kind = cmd->kind;
 	req->cmd = cmd->name;
 	req->args = args;
+	req->client = client;
 	return 0;
 fail:
 	json_object_put(args);
+	json_object_put(client);
 	return -1;
+}
+
+/* "stats reset": a keyword of next after a token that is also a command. */
+static bool descend(const struct token *t, int argc, char *const argv[])
+{
+	const char *names[MAX_ARGS];
+
+	if (t->next == NULL)
+		return false;
+	if (t->cmd == NULL)
+		return true;
+	return argc > 0 && match_word(argv[0], names, token_names(t->next, names)) >= 0;
 }
 
 /*
@@ -619,7 +656,7 @@ int parse_command(int argc, char *const argv[], struct request *req,
 		t = match_token(tbl, argv[i], &e);
 		if (!t)
 			return -1;
-		if (t->cmd) {
+		if (t->cmd && !descend(t, argc - i - 1, argv + i + 1)) {
 			snprintf(prefix, sizeof prefix, "%s: ", t->cmd->name);
 			return parse_args(t->cmd, argc - i - 1, argv + i + 1, req, &e);
 		}
@@ -631,7 +668,17 @@ int parse_command(int argc, char *const argv[], struct request *req,
 void request_free(struct request *req)
 {
 	json_object_put(req->args);
-	req->args = NULL;
+	json_object_put(req->client);
+	req->args = req->client = NULL;
+}
+
+/* A switch of the client's own ("monitor reconnect"). */
+bool request_switch(const struct request *req, const char *key)
+{
+	json_object *v;
+
+	return req->client != NULL && json_object_object_get_ex(req->client, key, &v) &&
+	       json_object_get_boolean(v);
 }
 
 /* Copies one word from *rp to *wp, removing quotes; -1 if a quote is open. */

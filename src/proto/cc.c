@@ -1680,6 +1680,16 @@ bool l2tp_cc_has_deadline(const struct l2tp_cc *cc)
 /* ------------------------------------------------------------------ */
 /* accessors */
 
+void l2tp_cc_reset_counters(struct l2tp_cc *cc)
+{
+	uint32_t *drops = cc->st.drops;
+
+	memset(&cc->st, 0, sizeof(cc->st));
+	if (drops != NULL)
+		memset(drops, 0, L2TP_DROP__COUNT * sizeof(*drops));
+	cc->st.drops = drops;
+}
+
 void l2tp_cc_get_stats(const struct l2tp_cc *cc, struct l2tp_cc_stats *out)
 {
 	memset(out, 0, sizeof(*out));

@@ -321,6 +321,8 @@ struct l2tp_cc_stats {
 	uint32_t sessions;
 };
 void l2tp_cc_get_stats(const struct l2tp_cc *cc, struct l2tp_cc_stats *out);
+/* Zeroes the counters (messages, retransmits, drops...); the window state stays. */
+void l2tp_cc_reset_counters(struct l2tp_cc *cc);
 
 /* Accessors. */
 enum l2tp_cc_state l2tp_cc_state(const struct l2tp_cc *cc);

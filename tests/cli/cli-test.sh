@@ -269,6 +269,13 @@ req_case "session list tunnel" '.args == {tunnel_id: 1001}' session list tunnel 
 req_case "show daemon" '.cmd == "show daemon" and .args == {}' show daemon
 req_case "stats" '.cmd == "stats" and .args == {}' stats
 req_case "stats tunnel" '.cmd == "stats" and .args == {tunnel_id: 7}' stats tunnel 7
+req_case "session list tunnel name" '.cmd == "session list" and .args == {tunnel: "t1"}' \
+	session list tunnel name t1
+req_case "stats tunnel name" '.cmd == "stats" and .args == {tunnel: "t1"}' stats tunnel name t1
+req_case "stats reset" '.cmd == "stats reset" and .args == {}' stats reset
+req_case "stats reset tunnel name" '.cmd == "stats reset" and .args == {tunnel: "t1"}' \
+	stats reset tunnel name t1
+req_case "prefix: st res t 7" '.cmd == "stats reset" and .args == {tunnel_id: 7}' st res t 7
 req_case "metrics" '.cmd == "metrics" and .args == {}' metrics
 req_case "reload" '.cmd == "reload" and .args == {}' reload
 
@@ -297,29 +304,33 @@ printf 'session 501 established\n' >"$T/want"
 out_case "session create" 0 "$T/want" session create tunnel 1001
 printf 'tunnel 77 deleted\n' >"$T/want"
 out_case "tunnel delete" 0 "$T/want" tunnel delete 77
+printf 'counters reset\n' >"$T/want"
+out_case "stats reset" 0 "$T/want" stats reset
+printf 'tunnel t1 counters reset\n' >"$T/want"
+out_case "stats reset tunnel name" 0 "$T/want" stats reset tunnel name t1
 printf 'session s1 deleted\n' >"$T/want"
 out_case "session delete name" 0 "$T/want" session delete name s1
 
 cat >"$T/want" <<'EOF'
-ID          PEER-ID  NAME   STATE           PEER                ENCAP  SESSIONS  UPTIME
-1001        31337    alpha  established     192.0.2.2:1701      udp    2         1h02m05s
-4000000000  0        -      wait-ctl-reply  [2001:db8::2]:1701  ip     0         5s
+ID          PEER-ID  NAME   STATE           PEER                PEER-HOST  ENCAP  SESSIONS  UPTIME
+1001        31337    alpha  established     192.0.2.2:1701      lac1       udp    2         1h02m05s
+4000000000  0        -      wait-ctl-reply  [2001:db8::2]:1701  -          ip     0         5s
 EOF
 out_case "tunnel list" 0 "$T/want" tunnel list
 
 cat >"$T/want" <<'EOF'
-ID          PEER-ID  NAME   STATE           PEER                ENCAP  SESSIONS  UPTIME    CONFIG-ID
-1001        31337    alpha  established     192.0.2.2:1701      udp    2         1h02m05s  1
-4000000000  0        -      wait-ctl-reply  [2001:db8::2]:1701  ip     0         5s        2
+ID          PEER-ID  NAME   STATE           PEER                PEER-HOST  ENCAP  SESSIONS  UPTIME    CONFIG-ID
+1001        31337    alpha  established     192.0.2.2:1701      lac1       udp    2         1h02m05s  1
+4000000000  0        -      wait-ctl-reply  [2001:db8::2]:1701  -          ip     0         5s        2
 EOF
 run -s "$T/cfg.sock" tunnel list
 [ "$RC" = 0 ] && diff -u "$T/want" "$T/out" >/dev/null
 check $? "output: tunnel list with CONFIG-ID"
 
 cat >"$T/want" <<'EOF'
-ID  PEER-ID  TUNNEL  STATE        PW   IFNAME    COOKIE  UPTIME
-42  77       1001    established  eth  l2tpeth0  4       1d01h01m01s
-43  0        1002    wait-reply   ppp  -         0       0s
+ID  PEER-ID  TUNNEL  NAME  STATE        PW   REMOTE-END-ID  IFNAME    COOKIE  UPTIME
+42  77       1001    s1    established  eth  100            l2tpeth0  4       1d01h01m01s
+43  0        1002    -     wait-reply   ppp  -              -         0       0s
 EOF
 out_case "session list" 0 "$T/want" session list
 
@@ -408,6 +419,10 @@ run -s "$T/main.sock" -j -t 0.5 monitor
 [ "$RC" = 0 ] && jq -se 'length == 3 and .[0].event == "tunnel-up" and
 	.[1].session_id == 42 and .[2].result.code == 4' "$T/out" >/dev/null
 check $? "monitor -j: one event per line"
+: >"$T/main.rec"
+run -s "$T/main.sock" -j -t 0.5 monitor --reconnect
+[ "$RC" = 0 ] && jq -e '.cmd == "monitor" and .args == {}' "$T/main.rec" >/dev/null
+check $? "monitor --reconnect: the client's own, not sent"
 
 "$CTL" -s "$T/main.sock" -j monitor >"$T/mon" 2>"$T/err" &
 mon=$!
@@ -439,9 +454,9 @@ cat >"$T/want" <<'EOF'
 6: tunnel 77 deleted
 7: session 504 wait-reply
 8: ok
-ID          PEER-ID  NAME   STATE           PEER                ENCAP  SESSIONS  UPTIME
-1001        31337    alpha  established     192.0.2.2:1701      udp    2         1h02m05s
-4000000000  0        -      wait-ctl-reply  [2001:db8::2]:1701  ip     0         5s
+ID          PEER-ID  NAME   STATE           PEER                PEER-HOST  ENCAP  SESSIONS  UPTIME
+1001        31337    alpha  established     192.0.2.2:1701      lac1       udp    2         1h02m05s
+4000000000  0        -      wait-ctl-reply  [2001:db8::2]:1701  -          ip     0         5s
 EOF
 out_case "batch text: LINE: result" 2 "$T/want" -b "$T/batch"
 grep -qxF "l2tpv3ctl: line 5: unknown command 'tunel' (valid: tunnel, session, show, stats, metrics, reload, monitor)" "$T/err"

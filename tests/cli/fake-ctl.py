@@ -172,6 +172,8 @@ def answer(req, opts, n):
         if "tunnel_id" in args:
             data["tunnel"] = COUNTERS
         return reply(req, 0, data)
+    if cmd == "stats reset":
+        return reply(req, 0, {})
     if cmd == "metrics":
         return reply(req, 0, {"text": "# HELP l2tpv3d_tunnels Tunnels.\n# TYPE l2tpv3d_tunnels gauge\n"
                                       "l2tpv3d_tunnels{state=\"established\"} 2\n"})

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# The control interface as an operator uses it (issue 16, items 13 and 16):
+# tunnels and sessions named wherever an ID is accepted, not-found errors
+# that say what exists, `stats reset`, and `monitor --reconnect` across a
+# daemon restart.
+. "$(dirname "$0")/lib.sh"
+it_setup
+
+write_conf b $B_ADDR '
+peers = ( { name = "lacs"; match = "192.0.2.0/24"; accept = true; } );
+peer_default = { accept = false; };'
+write_conf a $A_ADDR 'peer_default = { accept = false; };'
+start b "$NSB" && start a "$NSA"
+log_test $? "both daemons start"
+
+T1=$(ctlj a tunnel create peer $B_ADDR name lac1 | jq -r .tunnel_id)
+T2=$(ctlj a tunnel create peer $B_ADDR name lac2 | jq -r .tunnel_id)
+ctl a session create tunnel name lac1 name s1 remote-end-id pw1 >/dev/null &&
+	ctl a session create tunnel name lac2 name s2 remote-end-id pw2 >/dev/null &&
+	expect_count 2 count_sessions a established
+log_test $? "two named tunnels, one named session on each"
+
+# jtrue NAME FILTER ARGS...: the command succeeds and its -j output satisfies
+# FILTER (jq -e alone is satisfied by no output at all)
+jtrue() {
+	local name=$1 filter=$2 out; shift 2
+	out=$(ctlj "$name" "$@") && [ -n "$out" ] && jq -e "$filter" <<<"$out" >/dev/null
+}
+
+# --- names wherever IDs are accepted ----------------------------------------
+jtrue a '[.sessions[].name] == ["s1"] and .sessions[0].tunnel_id == '"$T1" \
+	session list tunnel name lac1
+log_test $? "session list tunnel name lac1: only lac1's session"
+jtrue a '.tunnel.msgs_in.SCCRP == 1' stats tunnel name lac2
+log_test $? "stats tunnel name lac2: that tunnel's counters"
+[ "$(ctlj a tunnel show name lac2 | jq -r .tunnel_id)" = "$T2" ] &&
+	[ "$(ctlj a session show name s2 | jq -r .remote_end_id)" = pw2 ]
+log_test $? "tunnel show name, session show name"
+
+out=$(ctl a session list)
+head -1 <<<"$out" | grep -q "NAME .*REMOTE-END-ID" && grep -q "^[0-9].* s1 .* pw1 " <<<"$out"
+log_test $? "session list shows NAME and REMOTE-END-ID"
+out=$(ctl b tunnel list)
+head -1 <<<"$out" | grep -q "PEER-HOST" && [ "$(grep -c " a  " <<<"$out")" = 2 ]
+log_test $? "the LNS's tunnel list shows the peer's host name"
+B_T1=$(ctlj a tunnel show name lac1 | jq -r .peer_tunnel_id)
+jtrue b '.peer_entry == "lacs"' tunnel show "$B_T1" &&
+	jtrue a 'has("peer_entry") | not' tunnel show name lac1
+log_test $? "the LNS's tunnel show names the peers entry that matched (the LAC's has none)"
+
+# --- not found: say what exists ------------------------------------------------
+notfound() {	# notfound EXPECTED-TEXT ARGS...
+	local want=$1; shift
+	local o; o=$(ctl a "$@" 2>&1); local r=$?
+	[ $r = 1 ] && grep -qF -- "$want" <<<"$o" || { echo "  '$*' -> rc $r: $o"; return 1; }
+}
+notfound "no tunnel named 'lac3' (did you mean 'lac1'? valid: lac1, lac2)" tunnel show name lac3 &&
+	notfound "no tunnel named 'nope' (valid: lac1, lac2)" session list tunnel name nope &&
+	notfound "no tunnel with id 12345 (valid: lac1, lac2)" stats tunnel 12345 &&
+	notfound "no session named 's3' (did you mean 's1'? valid: s1, s2)" session delete name s3 &&
+	notfound "no tunnel named 'lac' (did you mean 'lac1'?" session create tunnel name lac
+log_test $? "not-found errors list the valid names, and the closest"
+
+for i in $(seq 1 11); do echo "session create tunnel name lac2 name x$i no-wait"; done |
+	ctl a -b - >/dev/null && wait_until 10 expect_count 13 count_sessions a established
+log_test $? "eleven more sessions"
+notfound "no session named 'y' (valid: s1, s2, x1, x2, x3, x4, x5, x6, x7, x8 and 3 more)" \
+	session show name y
+log_test $? "the list stops at ten names: 'and 3 more'"
+
+# --- stats reset ---------------------------------------------------------------
+sccrp() { ctlj a stats "$@" | jq '.tunnel.msgs_in.SCCRP // 0'; }
+global_sccrp() { ctlj a stats | jq '.global.msgs_in.SCCRP // 0'; }
+[ "$(sccrp tunnel name lac1)" = 1 ] && [ "$(global_sccrp)" = 2 ]
+log_test $? "counters before the reset: one SCCRP per tunnel, two in all"
+[ "$(ctl a stats reset tunnel name lac1)" = "tunnel lac1 counters reset" ] &&
+	[ "$(sccrp tunnel name lac1)" = 0 ] && [ "$(sccrp tunnel name lac2)" = 1 ] &&
+	[ "$(global_sccrp)" = 2 ]
+log_test $? "stats reset tunnel name lac1: lac1's counters only"
+# the first request after the reset is the only one counted
+[ "$(ctl a stats reset)" = "counters reset" ] &&
+	jtrue a '.global.ctl_requests == 1 and .global.retransmits == 0 and
+		.global.msgs_in.SCCRP == null and .global.msgs_out.SCCRQ == null' stats &&
+	[ "$(sccrp tunnel name lac2)" = 1 ]
+log_test $? "stats reset: the daemon-wide counters, not the tunnels'"
+grep -q "info: control: tunnel $T1 (lac1) counters reset" "$W/a.log" &&
+	grep -q "info: control: counters reset" "$W/a.log"
+log_test $? "each reset logged at info"
+notfound "no tunnel named 'lac9'" stats reset tunnel name lac9
+log_test $? "stats reset of an unknown tunnel: not-found"
+
+# --- monitor --reconnect across a restart ------------------------------------
+# clients connected: this one and the monitor
+monitor_connected() { [ "$(ctlj a show daemon | jq .ctl_clients)" -ge 2 ]; }
+"$C" -s "$W/a.ctl" -j monitor --reconnect >"$W/mon.out" 2>"$W/mon.err" &
+MON=$!
+wait_until 5 monitor_connected
+log_test $? "monitor --reconnect subscribed"
+kill -TERM "$(pid_of a)"
+wait_until 10 sh -c "! kill -0 $(pid_of a) 2>/dev/null" &&
+	wait_until 5 grep -q "reconnecting" "$W/mon.err" && kill -0 $MON
+log_test $? "the daemon exits: monitor says so on stderr and keeps running"
+start a "$NSA" && wait_until 5 grep -q '"event":"reconnected"' "$W/mon.out"
+log_test $? "the daemon restarts: monitor reconnects and prints {\"event\":\"reconnected\"}"
+ctl a tunnel create peer $B_ADDR name again >/dev/null &&
+	wait_until 5 sh -c "sed -n '/\"reconnected\"/,\$p' '$W/mon.out' | grep -q '\"tunnel-up\"'"
+log_test $? "events after the restart reach the monitor"
+kill -TERM $MON; wait $MON
+log_test $? "SIGTERM ends monitor --reconnect with 0"
+
+it_done
