@@ -127,5 +127,15 @@ if [ -n "$D" ] && [ -x "$D" ]; then
 	log_test "-nv masks secrets, --show-secrets prints them" $?
 fi
 
+# A file the daemon refuses at start is EX_CONFIG (78), which the unit's
+# RestartPreventExitStatus= keeps from restarting every 5 s; -n still says 1.
+# (The file is refused before anything is opened: no root needed.)
+if [ -n "$D" ] && [ -x "$D" ]; then
+	"$D" -F -f "$srcdir/tests/config/err-unknown.conf" >"$tmp/start" 2>&1
+	rc=$?
+	[ "$rc" -eq 78 ] && grep -q "err-unknown.conf:" "$tmp/start"
+	log_test "start on an invalid file: exit 78 (got $rc)" $? "$tmp/start"
+fi
+
 echo "config-golden: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
