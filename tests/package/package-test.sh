@@ -171,8 +171,12 @@ fi
 # systemd logs every notification it receives at debug level
 in_ct systemd-analyze log-level debug
 journal() { in_ct journalctl -q --no-pager -o cat "$@"; }
+# in_journal PATTERN: the daemon's journal has it.  Not `journal | grep -q`:
+# grep leaving at the first match kills journalctl with SIGPIPE, which
+# pipefail turns into a failure whenever the match is not near the end.
+in_journal() { journal -u l2tpv3d.service | grep -c -- "$1" >/dev/null; }
 notified() {	# notified PID WHAT: systemd got WHAT from PID
-	journal -u l2tpv3d.service | grep -q "Got notification message from PID $1 ($2"
+	in_journal "Got notification message from PID $1 ($2"
 }
 prop() { in_ct systemctl show -p "$1" --value l2tpv3d.service; }
 ctl() { in_ct l2tpv3ctl "$@"; }
@@ -275,7 +279,7 @@ EOF
 lac_start() { in_ct systemd-run -q --unit="$1" -p Type=notify /usr/sbin/l2tpv3d -F -f /run/lac.conf; }
 lac() { in_ct l2tpv3ctl -s /run/lac/lac.ctl "$@"; }
 lac_start pkgtest-lac0
-lns_refused() { journal -u l2tpv3d.service | grep -q 'SCCRQ from 192\.0\.2\.20.* refused'; }
+lns_refused() { in_journal 'SCCRQ from 192\.0\.2\.20.* refused'; }
 wait_until 10 lns_refused && ! ctl tunnel list | grep -q ' established '
 log_test $? "the packaged file refuses every tunnel (no peers): the LAC is refused"
 in_ct systemctl stop pkgtest-lac0
@@ -296,12 +300,15 @@ TID=$(ctl tunnel list | awk '/ established /{print $1; exit}')
 
 # ---- reload ---------------------------------------------------------------------------
 in_ct sed -i 's/hostname = "lns1";/hostname = "lns-reloaded";/' /etc/l2tpv3d/l2tpv3d.conf
+# the reload above sent RELOADING=1 already: this one must send another
+nreloading() { journal -u l2tpv3d.service | grep -c "Got notification message from PID $PID (RELOADING=1"; }
+n0=$(nreloading)
 in_ct systemctl reload l2tpv3d.service
 rc=$?
 reloaded() { ctl show daemon | grep -q '^hostname: *lns-reloaded$'; }
 [ $rc = 0 ] && wait_until 5 reloaded
 log_test $? "systemctl reload: the new hostname is applied"
-reload_notified() { notified "$PID" "RELOADING=1" && active; }
+reload_notified() { [ "$(nreloading)" -gt "$n0" ] && active; }
 wait_until 5 reload_notified && [ "$(prop MainPID)" = "$PID" ] &&
 	ctl tunnel list | grep -q "^$TID .* established "
 log_test $? "RELOADING=1 then READY=1 (active again), same PID, the tunnel untouched"
@@ -309,7 +316,7 @@ in_ct cp /etc/l2tpv3d/l2tpv3d.conf /run/good.conf
 in_ct sh -c 'echo "global = { udp_prot = 1; };" > /etc/l2tpv3d/l2tpv3d.conf'
 in_ct systemctl reload l2tpv3d.service
 rc=$?
-refused() { journal -u l2tpv3d.service | grep -q "reload: .*udp_prot.*keeping the running configuration"; }
+refused() { in_journal "reload: .*udp_prot.*keeping the running configuration"; }
 wait_until 5 refused && active && ctl tunnel list | grep -q "^$TID .* established " && reloaded
 log_test $? "a bad file at reload is refused, the daemon stays active with its tunnel and config"
 [ $rc != 0 ]
@@ -340,7 +347,7 @@ log_test $? "systemctl stop: inactive, result success ($((SECONDS - t0)) s)"
 wait_until 5 notified "$PID" "STOPPING=1"
 log_test $? "systemd got STOPPING=1"
 lac_down() { ! lac tunnel list | grep -q ' established '; }
-logged_stop() { journal -u l2tpv3d.service | grep -q "info: stopped"; }
+logged_stop() { in_journal "info: stopped"; }
 wait_until 5 lac_down && wait_until 5 logged_stop
 log_test $? "the daemon closed its tunnel (the LAC's is down) and logged 'stopped'"
 in_ct test -d /run/l2tpv3d && ! in_ct test -e /run/l2tpv3d/l2tpv3d.ctl
