@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sysexits.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -284,6 +285,21 @@ static void identity_init(const struct l2tpd_config *c)
 		 router_id_str(l2tpd.router_id));
 }
 
+/*
+ * The way out, in the words of the files an operator edits: under systemd
+ * the daemon runs with the packaged file and /etc/default's options.
+ */
+static const char *dataplane_hint(void)
+{
+	static char hint[512];
+
+	snprintf(hint, sizeof(hint), "on a host without L2TP set dataplane = \"null\" in %s "
+		 "(global) or L2TPV3D_OPTS=\"--dataplane null\" in %s",
+		 l2tpd.conf_path ? l2tpd.conf_path : "the configuration file",
+		 SYSCONFDIR "/default/l2tpv3d");
+	return hint;
+}
+
 static void dataplane_init(const struct l2tpd_config *c)
 {
 	char err[512] = "";
@@ -291,14 +307,14 @@ static void dataplane_init(const struct l2tpd_config *c)
 
 	l2tpd.dp = dp_find(c->dataplane);
 	if (l2tpd.dp == NULL)
-		fatalx("data plane '%s' is not available in this build (use --dataplane null)",
-		       c->dataplane);
+		fatalx_status(EX_UNAVAILABLE, "data plane '%s' is not available in this build; %s",
+			      c->dataplane, dataplane_hint());
 	rc = l2tpd.dp->init(err, sizeof(err));
-	if (rc == DP_ERR_STATE)	/* err names the path and the errno */
-		fatalx("data plane %s: %s", c->dataplane, err);
+	if (rc == DP_ERR_STATE)	/* err names the path and the errno: no hint */
+		fatalx_status(EX_UNAVAILABLE, "data plane %s: %s", c->dataplane, err);
 	if (rc < 0)
-		fatalx("data plane %s: %s (use --dataplane null on hosts without L2TP)",
-		       c->dataplane, err);
+		fatalx_status(EX_UNAVAILABLE, "data plane %s: %s; %s", c->dataplane, err,
+			      dataplane_hint());
 }
 
 static void modules_init(const struct l2tpd_config *c)
@@ -347,7 +363,7 @@ int main(int argc, char **argv)
 		return check_config(c, err);
 	log_init("l2tpv3d", opt.debug ? LOG_LVL_DEBUG : LOG_LVL_INFO, true);
 	if (c == NULL)
-		fatalx("%s", err);
+		fatalx_status(EX_CONFIG, "%s", err);
 	apply_overrides(c);
 	if (!opt.debug)
 		log_set_level(parse_level(c->log_level));

@@ -10,7 +10,10 @@
 # and the build's runstatedir (both appear only through defaults).  Every
 # accepted file must also print to a fixed point (print, load, print again).
 # etc/l2tpv3d.conf is checked the same way (example.expected), and again
-# with its commented LAC example ("#~ " lines) enabled (example-lac.expected).
+# with its commented LNS example ("#+ " lines; example-lns.expected) and LAC
+# example ("#~ " lines and the "#+ " profile; example-lac.expected) enabled,
+# and with its LNS example enabled but no secret set (example-nosecret:
+# refused).
 #
 # config-print is the helper built from tests/config-print.c; `l2tpv3d -nv`
 # prints the same thing.  Found in $top_builddir/tests or next to this
@@ -109,12 +112,20 @@ for conf in "$srcdir"/tests/config/*.conf; do
 		"$must_fail"
 done
 
-# The shipped example, as it is and with its LAC part enabled.
+# The shipped example, as it is (no peer, no tunnel: it refuses everything),
+# and with its LNS part (#+) or its LAC part (the #+ profile, #~) enabled as
+# its header says, the secret set.  Left empty, the secret is refused.
 golden "$srcdir/etc" l2tpv3d.conf "$srcdir/tests/config/example.expected" no
-mkdir "$tmp/lac"
-sed -e '/^tunnels = ($/,/^);$/d' -e 's/^#~ //' "$srcdir/etc/l2tpv3d.conf" \
-	>"$tmp/lac/l2tpv3d.conf"
+set_secret='s/secret = "";\( *\)# set it/secret = "example-secret";\1# set it/'
+mkdir "$tmp/lns" "$tmp/lac" "$tmp/nosecret"
+sed -e '/^peers = ($/,/^);$/d' -e 's/^#+ //' "$srcdir/etc/l2tpv3d.conf" \
+	>"$tmp/nosecret/l2tpv3d.conf"
+sed -e "$set_secret" "$tmp/nosecret/l2tpv3d.conf" >"$tmp/lns/l2tpv3d.conf"
+golden "$tmp/lns" l2tpv3d.conf "$srcdir/tests/config/example-lns.expected" no
+sed -e '/^tunnels = ($/,/^);$/d' -e '/^tunnel_profiles = ($/,/^);$/s/^#+ //' \
+	-e 's/^#~ //' -e "$set_secret" "$srcdir/etc/l2tpv3d.conf" >"$tmp/lac/l2tpv3d.conf"
 golden "$tmp/lac" l2tpv3d.conf "$srcdir/tests/config/example-lac.expected" no
+golden "$tmp/nosecret" l2tpv3d.conf "$srcdir/tests/config/example-nosecret.expected" yes
 
 # -nv masks secrets (its output lands in tickets); --show-secrets prints them
 D=${top_builddir:+$top_builddir/src/l2tpv3d}
@@ -125,6 +136,16 @@ if [ -n "$D" ] && [ -x "$D" ]; then
 		printf '%s\n' "$out" | grep -q 'secret = "\*\*\*\*\*\*\*\*"' &&
 		printf '%s\n' "$shown" | grep -q 'secret = "[^"*][^"]*"'
 	log_test "-nv masks secrets, --show-secrets prints them" $?
+fi
+
+# A file the daemon refuses at start is EX_CONFIG (78), which the unit's
+# RestartPreventExitStatus= keeps from restarting every 5 s; -n still says 1.
+# (The file is refused before anything is opened: no root needed.)
+if [ -n "$D" ] && [ -x "$D" ]; then
+	"$D" -F -f "$srcdir/tests/config/err-unknown.conf" >"$tmp/start" 2>&1
+	rc=$?
+	[ "$rc" -eq 78 ] && grep -q "err-unknown.conf:" "$tmp/start"
+	log_test "start on an invalid file: exit 78 (got $rc)" $? "$tmp/start"
 fi
 
 echo "config-golden: $passed passed, $failed failed"

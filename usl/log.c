@@ -182,6 +182,16 @@ void fatalx(const char *fmt, ...)
 	exit(1);
 }
 
+void fatalx_status(int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vemit(LOG_LVL_ERR, -1, NULL, fmt, ap);
+	va_end(ap);
+	exit(status);
+}
+
 /*
  * Admits a message into the current window, opening a new window when the
  * interval has passed.  On admission *dropped gets the number suppressed

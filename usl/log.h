@@ -23,6 +23,12 @@ void log_info(const char *fmt, ...) USL_PRINTF(1, 2);
 void log_debug(const char *fmt, ...) USL_PRINTF(1, 2);
 void fatal(const char *fmt, ...) USL_PRINTF(1, 2) __attribute__((noreturn));
 void fatalx(const char *fmt, ...) USL_PRINTF(1, 2) __attribute__((noreturn));
+/*
+ * fatalx with the exit status chosen by the caller: a service manager can
+ * then tell a failure that a restart will not cure (a bad configuration, a
+ * missing kernel feature) from one that may pass.
+ */
+void fatalx_status(int status, const char *fmt, ...) USL_PRINTF(2, 3) __attribute__((noreturn));
 
 /*
  * Rate limiter: at most burst messages per interval; the first message after

@@ -10,7 +10,8 @@
 #                                        with only lo (192.0.2.1, 192.0.2.20)
 #
 # In the container: dpkg -i starts l2tpv3d.service with the packaged example
-# configuration (an LNS).  The test checks the READY=1 / RELOADING=1 /
+# configuration, which refuses every tunnel until its LNS part is enabled
+# (the test does so, secret set).  It checks the READY=1 / RELOADING=1 /
 # STOPPING=1 notifications in systemd's own debug log, the unit's state,
 # l2tpv3ctl as root and as a member (and a non-member) of the l2tpv3d group,
 # a second daemon (a LAC, started with systemd-run) bringing up a tunnel and a
@@ -19,8 +20,9 @@
 # verify and security, and dpkg --purge.  lintian checks the .deb first.
 #
 # The kernel here may lack L2TP (no module can be loaded in the container
-# anyway): then /etc/default/l2tpv3d adds --dataplane null before the
-# install, and the output says so.
+# anyway): then the first start must fail once, exit 69, naming the way out,
+# without a restart loop; /etc/default/l2tpv3d then adds --dataplane null,
+# and the output says so.
 #
 #   tests/package/package-test.sh [--deb FILE] [--keep]
 #     --deb FILE   test this .deb instead of building one (also L2TPV3D_DEB)
@@ -169,18 +171,21 @@ fi
 # systemd logs every notification it receives at debug level
 in_ct systemd-analyze log-level debug
 journal() { in_ct journalctl -q --no-pager -o cat "$@"; }
+# in_journal PATTERN: the daemon's journal has it.  Not `journal | grep -q`:
+# grep leaving at the first match kills journalctl with SIGPIPE, which
+# pipefail turns into a failure whenever the match is not near the end.
+in_journal() { journal -u l2tpv3d.service | grep -c -- "$1" >/dev/null; }
 notified() {	# notified PID WHAT: systemd got WHAT from PID
-	journal -u l2tpv3d.service | grep -q "Got notification message from PID $1 ($2"
+	in_journal "Got notification message from PID $1 ($2"
 }
 prop() { in_ct systemctl show -p "$1" --value l2tpv3d.service; }
 ctl() { in_ct l2tpv3ctl "$@"; }
 
-# ---- install ---------------------------------------------------------------------
+# ---- install: as an operator would, nothing prepared -----------------------------
 MODE=kernel
 if [ ! -d /sys/module/l2tp_netlink ]; then
 	MODE=null
-	echo "# this kernel has no L2TP (l2tp_netlink not loaded): the daemon runs with --dataplane null"
-	in_ct sh -c 'mkdir -p /etc/default && echo L2TPV3D_OPTS=\"--dataplane null\" > /etc/default/l2tpv3d'
+	echo "# this kernel has no L2TP (l2tp_netlink not loaded): the first start fails, then --dataplane null"
 else
 	# the example's bridged sessions need their bridge
 	in_ct ip link add br-cust type bridge
@@ -196,8 +201,26 @@ log_test $? "postinst created the group l2tpv3d (sysusers)"
 [ "$(in_ct systemctl is-enabled l2tpv3d.service)" = enabled ]
 log_test $? "l2tpv3d.service is enabled"
 active() { [ "$(prop ActiveState)/$(prop SubState)" = active/running ]; }
-wait_until 10 active
-log_test $? "postinst started it: active (running) (Type=notify: only after READY=1)"
+if [ $MODE = null ]; then
+	# the packaged file asks for the kernel data plane, which is missing
+	failed() { [ "$(prop ActiveState)" = failed ]; }
+	wait_until 10 failed && [ "$(prop ExecMainStatus)" = 69 ]
+	log_test $? "no L2TP: the first start fails (status $(prop ExecMainStatus), EX_UNAVAILABLE 69)"
+	sleep 7		# RestartSec=5s, and some
+	[ "$(prop NRestarts)" = 0 ] && failed
+	log_test $? "no restart loop: still failed, NRestarts $(prop NRestarts) after 7 s (RestartPreventExitStatus=)"
+	msg=$(journal -u l2tpv3d.service | grep 'error: data plane kernel' | head -1)
+	grep -qF 'dataplane = "null"' <<<"$msg" && grep -qF '/etc/default/l2tpv3d' <<<"$msg"
+	log_test $? "the journal names dataplane = \"null\" and /etc/default/l2tpv3d"
+	echo "# $msg"
+	in_ct sh -c 'echo L2TPV3D_OPTS=\"--dataplane null\" > /etc/default/l2tpv3d' &&
+		in_ct systemctl restart l2tpv3d.service
+	wait_until 10 active
+	log_test $? "with --dataplane null in /etc/default/l2tpv3d: active (running), READY=1"
+else
+	wait_until 10 active
+	log_test $? "postinst started it: active (running) (Type=notify: only after READY=1)"
+fi
 PID=$(prop MainPID)
 wait_until 5 notified "$PID" "READY=1"	# journald may lag a little
 log_test $? "systemd got READY=1 from the daemon (PID $PID)"
@@ -214,6 +237,16 @@ for f in /usr/share/man/man8/l2tpv3d.8.gz /usr/share/man/man8/l2tpv3ctl.8.gz \
 	in_ct test -e "$f" || { echo "  missing: $f"; false; } || break
 done
 log_test $? "man pages, completion, tunnel-storm and /etc/default/l2tpv3d installed"
+# the pages README and the man pages send operators to (dh_compress gzips
+# the larger ones)
+ndocs=0
+for f in README.md doc/kernel-dataplane.md doc/ctl-protocol.md doc/security.md doc/snmp.md; do
+	d=/usr/share/doc/l2tpv3d/${f##*/}
+	in_ct test -e "$d" || in_ct test -e "$d.gz" || { echo "  missing: $d"; break; }
+	ndocs=$((ndocs + 1))
+done
+[ $ndocs = 5 ]
+log_test $? "README.md and doc/*.md (kernel-dataplane.md too) in /usr/share/doc/l2tpv3d"
 in_ct systemd-analyze security --no-pager l2tpv3d.service >"$W/security.txt" 2>&1
 echo "# $(grep -i 'overall exposure' "$W/security.txt")"
 
@@ -232,34 +265,50 @@ out=$(in_ct runuser -u pkgtest-other -- l2tpv3ctl show daemon 2>&1)
 [ $? = 1 ] && grep -q "Permission denied" <<<"$out"
 log_test $? "anyone else is refused ($(echo "$out" | head -1 | cut -c1-60)...)"
 
-# ---- a LAC brings up a tunnel and a session to it ---------------------------------
+# ---- the packaged file refuses a LAC; its LNS example, enabled, accepts it ---------
 in_ct sh -c 'cat > /run/lac.conf' <<'EOF'
 global = { listen = []; hostname = "lac"; dataplane = "null";
            ctl_socket = "/run/lac/lac.ctl"; state_dir = "/run/lac"; };
 # notice a dead LNS within seconds, not minutes
 tunnel_profiles = ( { name = "default"; hello_interval = 1; retransmit_initial = 0.2;
-                      retransmit_cap = 0.5; max_retries = 3; } );
+                      retransmit_cap = 0.5; max_retries = 3;
+                      digest = "sha1"; secret = "pkgtest-secret"; } );
 tunnels = ( { name = "to-lns"; peer = "192.0.2.1"; local = "192.0.2.20";
               sessions = ( { name = "s1"; } ); } );
 EOF
-in_ct systemd-run -q --unit=pkgtest-lac -p Type=notify /usr/sbin/l2tpv3d -F -f /run/lac.conf
+lac_start() { in_ct systemd-run -q --unit="$1" -p Type=notify /usr/sbin/l2tpv3d -F -f /run/lac.conf; }
 lac() { in_ct l2tpv3ctl -s /run/lac/lac.ctl "$@"; }
+lac_start pkgtest-lac0
+lns_refused() { in_journal 'SCCRQ from 192\.0\.2\.20.* refused'; }
+wait_until 10 lns_refused && ! ctl tunnel list | grep -q ' established '
+log_test $? "the packaged file refuses every tunnel (no peers): the LAC is refused"
+in_ct systemctl stop pkgtest-lac0
+# what the file's header tells an LNS's operator: the #+ lines, a secret
+in_ct sed -i -e '/^peers = ($/,/^);$/d' -e 's/^#+ //' \
+	-e 's/secret = "";\( *\)# set it/secret = "pkgtest-secret";\1# set it/' \
+	/etc/l2tpv3d/l2tpv3d.conf
+in_ct systemctl reload l2tpv3d.service
+log_test $? "its LNS example enabled, secret set: systemctl reload succeeds (rc 0)"
+lac_start pkgtest-lac
 lns_up() {
 	ctl tunnel list | grep -q ' established .*192\.0\.2\.20:' &&
 		ctl session list | grep -q ' established '
 }
 wait_until 10 lns_up
-log_test $? "a LAC's static tunnel and session come up on the packaged LNS"
+log_test $? "a LAC's static tunnel and session come up on it (sha1 digest)"
 TID=$(ctl tunnel list | awk '/ established /{print $1; exit}')
 
 # ---- reload ---------------------------------------------------------------------------
 in_ct sed -i 's/hostname = "lns1";/hostname = "lns-reloaded";/' /etc/l2tpv3d/l2tpv3d.conf
+# the reload above sent RELOADING=1 already: this one must send another
+nreloading() { journal -u l2tpv3d.service | grep -c "Got notification message from PID $PID (RELOADING=1"; }
+n0=$(nreloading)
 in_ct systemctl reload l2tpv3d.service
 rc=$?
 reloaded() { ctl show daemon | grep -q '^hostname: *lns-reloaded$'; }
 [ $rc = 0 ] && wait_until 5 reloaded
 log_test $? "systemctl reload: the new hostname is applied"
-reload_notified() { notified "$PID" "RELOADING=1" && active; }
+reload_notified() { [ "$(nreloading)" -gt "$n0" ] && active; }
 wait_until 5 reload_notified && [ "$(prop MainPID)" = "$PID" ] &&
 	ctl tunnel list | grep -q "^$TID .* established "
 log_test $? "RELOADING=1 then READY=1 (active again), same PID, the tunnel untouched"
@@ -267,9 +316,9 @@ in_ct cp /etc/l2tpv3d/l2tpv3d.conf /run/good.conf
 in_ct sh -c 'echo "global = { udp_prot = 1; };" > /etc/l2tpv3d/l2tpv3d.conf'
 in_ct systemctl reload l2tpv3d.service
 rc=$?
-refused() { journal -u l2tpv3d.service | grep -q "reload: .*udp_prot.*keeping the running configuration"; }
-wait_until 5 refused && active && ctl tunnel list | grep -q "^$TID .* established "
-log_test $? "a bad file at reload is refused, the daemon stays active with its tunnel"
+refused() { in_journal "reload: .*udp_prot.*keeping the running configuration"; }
+wait_until 5 refused && active && ctl tunnel list | grep -q "^$TID .* established " && reloaded
+log_test $? "a bad file at reload is refused, the daemon stays active with its tunnel and config"
 [ $rc != 0 ]
 log_test $? "systemctl reload of a refused file fails (rc $rc), through l2tpv3ctl reload"
 in_ct cp /run/good.conf /etc/l2tpv3d/l2tpv3d.conf
@@ -298,7 +347,7 @@ log_test $? "systemctl stop: inactive, result success ($((SECONDS - t0)) s)"
 wait_until 5 notified "$PID" "STOPPING=1"
 log_test $? "systemd got STOPPING=1"
 lac_down() { ! lac tunnel list | grep -q ' established '; }
-logged_stop() { journal -u l2tpv3d.service | grep -q "info: stopped"; }
+logged_stop() { in_journal "info: stopped"; }
 wait_until 5 lac_down && wait_until 5 logged_stop
 log_test $? "the daemon closed its tunnel (the LAC's is down) and logged 'stopped'"
 in_ct test -d /run/l2tpv3d && ! in_ct test -e /run/l2tpv3d/l2tpv3d.ctl
@@ -311,7 +360,8 @@ in_ct systemctl start l2tpv3d.service && in_ct dpkg --purge l2tpv3d >>"$W/dpkg.l
 log_test $? "dpkg --purge stops the running service and removes everything"
 
 journal -b >"$W/journal.txt" 2>&1
-in_ct journalctl -q --no-pager -u l2tpv3d.service -u pkgtest-lac.service >"$W/daemons.log" 2>&1
+in_ct journalctl -q --no-pager -u l2tpv3d.service -u pkgtest-lac0.service -u pkgtest-lac.service \
+	>"$W/daemons.log" 2>&1
 [ "$TESTS_FAIL" = 0 ] || { echo "--- daemons' log (last 30 lines)"; grep -v 'debug:' "$W/daemons.log" | tail -30; }
 echo "$TESTS_OK passed, $TESTS_FAIL failed"
 [ "$TESTS_FAIL" = 0 ]

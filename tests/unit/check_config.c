@@ -976,15 +976,24 @@ START_TEST(test_known_settings)
 }
 END_TEST
 
-/* The example shipped in etc/ loads as it is. */
+/*
+ * The example shipped in etc/ loads as it is, and is harmless until an
+ * operator enables its commented parts: no peer accepted, no tunnel opened,
+ * no secret that someone could know from reading this file.
+ */
 START_TEST(test_example)
 {
 	char path[512], err[1024];
 	struct l2tpd_config *c = config_load(example_path(path, sizeof(path)), err, sizeof(err));
+	unsigned i;
 
 	ck_assert_msg(c != NULL, "%s", err);
-	ck_assert_uint_ge(c->n_tunnel_profiles, 2);
-	ck_assert_uint_ge(c->n_peers, 1);
+	ck_assert_uint_eq(c->n_peers, 0);
+	ck_assert(!c->peer_default.accept);
+	ck_assert_uint_eq(c->n_tunnels, 0);
+	ck_assert_str_eq(c->secret, "");
+	for (i = 0; i < c->n_tunnel_profiles; i++)
+		ck_assert_str_eq(c->tunnel_profiles[i].secret, "");
 	assert_fixed_point(c);
 	config_free(c);
 }

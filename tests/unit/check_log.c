@@ -266,6 +266,22 @@ START_TEST(test_journal_stream_elsewhere)
 }
 END_TEST
 
+static void child_status(void)
+{
+	log_init("l2tpv3d", LOG_LVL_INFO, true);
+	fatalx_status(78, "bad %s", "file");
+}
+
+/* The caller's exit status, the same error line as fatalx. */
+START_TEST(test_fatalx_status)
+{
+	char out[256];
+
+	ck_assert_int_eq(run_child(child_status, out, sizeof(out)), 78);
+	ck_assert_str_eq(out, "l2tpv3d: error: bad file\n");
+}
+END_TEST
+
 static Suite *log_suite(void)
 {
 	Suite *s = suite_create("log");
@@ -282,6 +298,7 @@ static Suite *log_suite(void)
 	tcase_add_test(tc, test_stderr_format);
 	tcase_add_test(tc, test_journal_format);
 	tcase_add_test(tc, test_journal_stream_elsewhere);
+	tcase_add_test(tc, test_fatalx_status);
 	suite_add_tcase(s, tc);
 	return s;
 }
