@@ -102,7 +102,7 @@ static bool static_session_start(struct tunnel *t, const struct l2tpd_config *c,
 	return true;
 }
 
-static void static_tunnel_start(const struct l2tpd_config *c, const struct static_tunnel *st)
+static bool static_tunnel_start(const struct l2tpd_config *c, const struct static_tunnel *st)
 {
 	const struct tunnel_profile *p = config_tunnel_profile(c, st->profile);
 	enum ctl_status cs;
@@ -111,17 +111,18 @@ static void static_tunnel_start(const struct l2tpd_config *c, const struct stati
 
 	if (p == NULL) {
 		log_warnx("static tunnel %s: unknown profile %s", st->name, st->profile);
-		return;
+		return false;
 	}
 	t = tunnel_connect(&st->peer, &st->local, p, st->name, NULL, ORIGIN_CONFIG, &cs,
 			   err, sizeof(err));
 	if (t == NULL) {
 		log_warnx("static tunnel %s: %s", st->name, err);
 		static_tunnel_lost(st->name, false);
-		return;
+		return false;
 	}
 	for (unsigned i = 0; i < st->n_sessions; i++)
 		static_session_start(t, c, &st->sessions[i], NULL);
+	return true;
 }
 
 static bool sess_name_eq(const char *a, const char *b)
@@ -303,10 +304,15 @@ static void sessions_apply(struct tunnel *t, const struct l2tpd_config *c,
 }
 
 /* Old static tunnels: kept, restarted (delete now, start below) or deleted. */
-static void tunnels_apply(const struct l2tpd_config *o, const struct l2tpd_config *c,
-			  struct reload_counts *n)
+/*
+ * Each static tunnel of c is counted once: kept, restarted (it ran with
+ * other settings) or started (new in the file, or not running: deleted from
+ * the CLI, or down and waiting for its retry, e.g. with the secret now fixed).
+ */
+static void tunnels_apply(const struct l2tpd_config *c, struct reload_counts *n)
 {
 	struct usl_rb_node *node, *next;
+	bool *restarting = calloc(c->n_tunnels ? c->n_tunnels : 1, sizeof(*restarting));
 
 	for (node = usl_rb_first(&l2tpd.tunnel_order); node != NULL; node = next) {
 		struct tunnel *t = usl_rb_entry(node, struct tunnel, by_order);
@@ -323,18 +329,21 @@ static void tunnels_apply(const struct l2tpd_config *o, const struct l2tpd_confi
 		}
 		tunnel_delete(t, L2TP_STOPCCN_NORMAL,
 			      st ? "configuration changed" : "removed from configuration");
-		if (st != NULL)
-			n->restarted++;
-		else
+		if (st == NULL)
 			n->deleted++;
+		else if (restarting != NULL)
+			restarting[st - c->tunnels] = true;
 	}
 	for (unsigned i = 0; i < c->n_tunnels; i++) {
-		if (tunnel_find_name(c->tunnels[i].name) != NULL)
+		if (tunnel_find_name(c->tunnels[i].name) != NULL ||
+		    !static_tunnel_start(c, &c->tunnels[i]))
 			continue;
-		static_tunnel_start(c, &c->tunnels[i]);
-		if (find_static(o, c->tunnels[i].name) == NULL)
-			n->started++;	/* else counted as restarted above */
+		if (restarting != NULL && restarting[i])
+			n->restarted++;
+		else
+			n->started++;
 	}
+	free(restarting);
 }
 
 static bool listen_changed(const struct l2tpd_config *a, const struct l2tpd_config *b)
@@ -396,7 +405,7 @@ int config_apply(struct l2tpd_config *newc, json_object *summary, char *err, siz
 	newc->snmp = old->snmp;	/* the subagent was set up at start */
 	l2tpd.conf = newc;
 	globals_apply(newc);
-	tunnels_apply(old, newc, &n);
+	tunnels_apply(newc, &n);
 	config_free(old);
 	log_info("reload: tunnels kept %u, started %u, restarted %u, deleted %u; sessions started %u, deleted %u",
 		 n.kept, n.started, n.restarted, n.deleted, n.sess_started, n.sess_deleted);

@@ -44,11 +44,30 @@ log_test $? "reload removing st1: one deleted, one kept ($(jq -c . <<<"$out"))"
 wait_until 5 expect_count 2 count_tunnels b established
 log_test $? "st1 down on the peer too"
 
+# the summary counts each static tunnel once, also one deleted from the CLI
+# and one that was down waiting for its retry (issue 16, item 14)
+ctl a tunnel delete name st2 >/dev/null
+out=$(ctlj a reload); rc=$?
+[ $rc = 0 ] && [ "$(jq -c '[.tunnels_kept, .tunnels_started, .tunnels_restarted, .tunnels_deleted]' <<<"$out")" = "[0,1,0,0]" ] &&
+	wait_until 5 sh -c "[ \"\$($C -s $W/a.ctl -j tunnel show name st2 | jq -r .state)\" = established ]"
+log_test $? "reload after a CLI delete of st2: started 1 ($(jq -c . <<<"$out")), st2 up again"
+ST3="{ name = \"st3\"; peer = \"192.0.2.77\"; profile = \"p2\"; }"
+conf_a 30 "$ST2, $ST3"
+sed -i 's|hello_interval = 30; }|hello_interval = 30; retransmit_initial = 0.2; retransmit_cap = 0.2; max_retries = 1; }|' "$W/a.conf"
+ctl a reload >/dev/null
+wait_until 5 grep -q "static tunnel st3: down, retrying in" "$W/a.log"
+log_test $? "st3 to an address no one answers: down, waiting for its retry"
+conf_a 30 "$ST2, ${ST3/192.0.2.77/$B_ADDR}"
+out=$(ctlj a reload); rc=$?
+[ $rc = 0 ] && [ "$(jq -c '[.tunnels_kept, .tunnels_started, .tunnels_restarted, .tunnels_deleted]' <<<"$out")" = "[1,1,0,0]" ] &&
+	wait_until 5 sh -c "[ \"\$($C -s $W/a.ctl -j tunnel show name st3 | jq -r .state)\" = established ]"
+log_test $? "its peer fixed: the reload starts it at once ($(jq -c . <<<"$out"))"
+
 echo 'global = { listen = ["192.0.2.1"]; bogus_setting = 1; };' > "$W/a.conf"
 out=$(ctl a reload 2>&1); rc=$?
 [ $rc = 1 ] && grep -q "a.conf:1" <<<"$out" && grep -q bogus_setting <<<"$out"
 log_test $? "invalid config at reload: error names file, line and setting"
-expect_count 2 count_tunnels a established && kill -0 "$(pid_of a)"
+expect_count 3 count_tunnels a established && kill -0 "$(pid_of a)"
 log_test $? "invalid config: daemon keeps running with its tunnels"
 
 # a listen address not on the box: the reload is refused, the old listener
