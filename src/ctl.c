@@ -388,6 +388,19 @@ static bool arg_tunnel(struct ctl_conn *c, int64_t id, json_object *args,
 	return *out != NULL;
 }
 
+/* The usual start of a handler on one tunnel: known arguments only, then the tunnel. */
+static bool tunnel_request(struct ctl_conn *c, int64_t id, json_object *args,
+			   const char *const *known, const struct ref_keys *k, struct tunnel **out)
+{
+	struct argerr e;
+
+	if (!arg_check_known(args, known, &e)) {
+		conn_reply(c, id, CTL_E_INVALID, e.msg, NULL);
+		return false;
+	}
+	return arg_tunnel(c, id, args, k, out);
+}
+
 /* The session a request names, as arg_tunnel(); sessions are never optional. */
 static struct session *arg_session(struct ctl_conn *c, int64_t id, json_object *args)
 {
@@ -514,12 +527,9 @@ static void h_tunnel_delete(struct ctl_conn *c, int64_t id, json_object *args)
 static void h_tunnel_show(struct ctl_conn *c, int64_t id, json_object *args)
 {
 	static const char *const known[] = { "tunnel_id", "name", NULL };
-	struct argerr e;
 	struct tunnel *t;
 
-	if (!arg_check_known(args, known, &e))
-		return conn_reply(c, id, CTL_E_INVALID, e.msg, NULL);
-	if (arg_tunnel(c, id, args, &tunnel_by_ref, &t))
+	if (tunnel_request(c, id, args, known, &tunnel_by_ref, &t))
 		conn_reply(c, id, CTL_OK, NULL, tunnel_json(t, true));
 }
 
@@ -596,9 +606,7 @@ static void h_session_create(struct ctl_conn *c, int64_t id, json_object *args)
 	struct session *s;
 	char err[256];
 
-	if (!arg_check_known(args, known, &e))
-		return conn_reply(c, id, CTL_E_INVALID, e.msg, NULL);
-	if (!arg_tunnel(c, id, args, &tunnel_by_arg, &t))
+	if (!tunnel_request(c, id, args, known, &tunnel_by_arg, &t))
 		return;
 	sp = config_session_profile(l2tpd.conf, pname ? pname : "default");
 	if (sp == NULL) {
@@ -663,12 +671,9 @@ static void h_session_list(struct ctl_conn *c, int64_t id, json_object *args)
 	static const char *const known[] = { "tunnel_id", "tunnel", NULL };
 	json_object *arr, *o;
 	struct usl_rb_node *n;
-	struct argerr e;
 	struct tunnel *t;
 
-	if (!arg_check_known(args, known, &e))
-		return conn_reply(c, id, CTL_E_INVALID, e.msg, NULL);
-	if (!arg_tunnel(c, id, args, &tunnel_filter, &t))
+	if (!tunnel_request(c, id, args, known, &tunnel_filter, &t))
 		return;
 	arr = json_object_new_array();
 	if (t != NULL) {
@@ -747,12 +752,9 @@ static void h_stats(struct ctl_conn *c, int64_t id, json_object *args)
 {
 	static const char *const known[] = { "tunnel_id", "tunnel", NULL };
 	json_object *o, *g;
-	struct argerr e;
 	struct tunnel *t;
 
-	if (!arg_check_known(args, known, &e))
-		return conn_reply(c, id, CTL_E_INVALID, e.msg, NULL);
-	if (!arg_tunnel(c, id, args, &tunnel_filter, &t))
+	if (!tunnel_request(c, id, args, known, &tunnel_filter, &t))
 		return;
 	o = json_object_new_object();
 	g = json_object_new_object();
@@ -814,12 +816,9 @@ static void stats_reset_tunnel(struct tunnel *t)
 static void h_stats_reset(struct ctl_conn *c, int64_t id, json_object *args)
 {
 	static const char *const known[] = { "tunnel_id", "tunnel", NULL };
-	struct argerr e;
 	struct tunnel *t;
 
-	if (!arg_check_known(args, known, &e))
-		return conn_reply(c, id, CTL_E_INVALID, e.msg, NULL);
-	if (!arg_tunnel(c, id, args, &tunnel_filter, &t))
+	if (!tunnel_request(c, id, args, known, &tunnel_filter, &t))
 		return;
 	if (t != NULL)
 		stats_reset_tunnel(t);
