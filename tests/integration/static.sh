@@ -49,4 +49,16 @@ new=$(ctlj a tunnel show name st1 | jq -r .tunnel_id)
 [ $rc = 0 ] && [ "$new" != "$old" ] && [ $ms -lt 10000 ] &&
 	grep -q "static tunnel st1: closed by its peer, opening a new connection now" "$W/a.log"
 log_test $? "LNS restarted: st1 back with its session in $ms ms (new CCID $new, old $old held)"
+
+# the LNS stops for good: st1 reopens at once towards no one; the LAC's own
+# shutdown then has no one to tell about that SCCRQ and exits at once
+sleep 5
+kill -TERM "$(pid_of b)"
+wait_until 5 grep -q "static tunnel st1: closed by its peer, opening a new connection now" "$W/a.log"
+t0=$(date +%s%N)
+kill -TERM "$(pid_of a)"
+wait_until 10 sh -c "! kill -0 $(pid_of a) 2>/dev/null"
+rc=$?; ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+[ $rc = 0 ] && [ $ms -lt 3000 ]
+log_test $? "LAC shut down with an unanswered SCCRQ: exits in $ms ms"
 it_done
