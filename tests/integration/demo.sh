@@ -16,6 +16,7 @@
 . "$(dirname "$0")/lib.sh"
 [ "$(id -u)" = 0 ] || skip "needs root (network namespaces)"
 command -v jq >/dev/null || skip "needs jq"
+command -v python3 >/dev/null || skip "needs python3"
 [ -x "$D" ] && [ -x "$C" ] || skip "daemon or CLI not built"
 ip netns add "l2tpv3d-probe-$$" 2>/dev/null || skip "cannot create network namespaces"
 ip netns del "l2tpv3d-probe-$$"
@@ -72,7 +73,12 @@ run_demo() {
 	local name=$1; shift
 	rm -f "$T/in"; mkfifo "$T/in"
 	set -m
-	TMPDIR=$T/tmp "$DEMO" --no-deps "$@" < "$T/in" > "$T/$name.out" 2>&1 &
+	# SIGINT back to its default first: a shell cannot trap a signal ignored
+	# when it started (as it is under a background job of a shell without
+	# job control, e.g. "scripts/check &" from a script)
+	TMPDIR=$T/tmp python3 -c 'import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+os.execv(sys.argv[1], sys.argv[1:])' "$DEMO" --no-deps "$@" < "$T/in" > "$T/$name.out" 2>&1 &
 	DEMO_PID=$!
 	set +m
 	exec 9> "$T/in"
