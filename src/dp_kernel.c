@@ -64,6 +64,7 @@
 #include "child.h"
 #include "dp.h"
 #include "dp_state.h"
+#include "dp_watch.h"
 #include "l2tpv3d.h"
 #include "link.h"
 #include "usl/log.h"
@@ -80,10 +81,12 @@
 #define SYNC_MS		5000		/* start-up and shut-down waits */
 #define IFNAME_NUMBERS	100000		/* "%d" is at most 5 digits (config.c) */
 #define NAME_RETRIES	8		/* IFNAME taken between our check and the create */
+#define VERIFY_DELAY_MS	1000		/* lost notices: check the tunnels after this */
 #define ETH_OVERHEAD	14
 #define VLAN_OVERHEAD	4
 
-enum kstate { K_STALE, K_CREATING, K_UP, K_DELETING };
+/* K_GONE: deleted outside the daemon, the engine not yet done with it */
+enum kstate { K_STALE, K_CREATING, K_UP, K_DELETING, K_GONE };
 
 struct kreq;
 typedef void (*kreq_done_fn)(struct kreq *r, int err, const char *ext);
@@ -113,8 +116,16 @@ struct ktunnel {
 	bool present;			/* start-up dump saw it */
 };
 
+/* An interface a session is known by in kdp.links (l2tpeth, and its VLAN). */
+struct klink {
+	struct usl_hnode node;
+	unsigned ifindex;		/* 0: not indexed */
+	struct ksession *ks;
+};
+
 struct ksession {
 	struct session *s;		/* NULL once the engine let go */
+	struct klink links[2];		/* kindex, ifindex (when it differs) */
 	struct kreq *req;		/* create unanswered */
 	unsigned refs;			/* s, plus every request pointing here */
 	uint32_t tid, sid;
@@ -123,6 +134,7 @@ struct ksession {
 	char pattern[CFG_NAME_MAX];	/* ifname pattern, for retries */
 	char kname[IFNAMSIZ];		/* the kernel session's interface */
 	char ifname[IFNAMSIZ];		/* what the operator uses: kname, its VLAN, pppd's */
+	char link_lost[IFNAMSIZ];	/* an interface of ours vanished: being checked */
 	unsigned kindex, ifindex, mtu;
 	unsigned name_tries;
 	pid_t pppd;
@@ -150,8 +162,12 @@ static struct {
 	bool flush_pending;
 	struct usl_timer retry_timer;	/* after a failed send */
 	struct usl_hash tunnels;	/* struct ktunnel by id */
+	struct usl_hash links;		/* struct klink by ifindex: our sessions' interfaces */
+	uint32_t mcgrp;			/* the l2tp family's multicast group, 0: none */
 	struct name_ctr *names;
 	uint64_t resyncs;
+	uint64_t lost_tunnels, lost_sessions;	/* deleted outside the daemon */
+	struct usl_timer verify_timer;	/* after lost notices: check the tunnels */
 	bool children;			/* child_init() done */
 	/* state file */
 	int lock_fd;
@@ -774,6 +790,23 @@ static void sync_done(struct kreq *r, int err, const char *ext)
 	snprintf(res->ext, sizeof(res->ext), "%s", ext ? ext : "");
 }
 
+/* The group that announces deletions (dp_watch.c): "l2tp" among the nested groups. */
+static void family_mcast_groups(const struct nlattr *groups)
+{
+	const struct nlattr *g;
+
+	mnl_attr_for_each_nested(g, groups) {
+		const struct nlattr *tb[CTRL_ATTR_MCAST_GRP_MAX + 1] = { 0 };
+		struct attr_table t = { tb, CTRL_ATTR_MCAST_GRP_MAX };
+
+		mnl_attr_parse_nested(g, attr_cb, &t);
+		if (tb[CTRL_ATTR_MCAST_GRP_NAME] && tb[CTRL_ATTR_MCAST_GRP_ID] &&
+		    mnl_attr_validate(tb[CTRL_ATTR_MCAST_GRP_NAME], MNL_TYPE_NUL_STRING) == 0 &&
+		    strcmp(mnl_attr_get_str(tb[CTRL_ATTR_MCAST_GRP_NAME]), L2TP_GENL_MCGROUP) == 0)
+			kdp.mcgrp = attr_u32(tb[CTRL_ATTR_MCAST_GRP_ID]);
+	}
+}
+
 static void family_data(struct kreq *r, const struct nlmsghdr *nlh)
 {
 	const struct nlattr *tb[CTRL_ATTR_MAX + 1] = { 0 };
@@ -783,6 +816,8 @@ static void family_data(struct kreq *r, const struct nlmsghdr *nlh)
 	mnl_attr_parse(nlh, sizeof(struct genlmsghdr), attr_cb, &t);
 	if (tb[CTRL_ATTR_FAMILY_ID] && mnl_attr_validate(tb[CTRL_ATTR_FAMILY_ID], MNL_TYPE_U16) == 0)
 		kdp.family = mnl_attr_get_u16(tb[CTRL_ATTR_FAMILY_ID]);
+	if (tb[CTRL_ATTR_MCAST_GROUPS] != NULL)
+		family_mcast_groups(tb[CTRL_ATTR_MCAST_GROUPS]);
 }
 
 /* The one blocking request the brief allows at start-up: which id is "l2tp"? */
@@ -1038,7 +1073,9 @@ static void kernel_tunnel_delete(struct tunnel *t)
 		return;
 	kt->t = NULL;
 	drop_session_deletes(kt);
-	if (kt->state != K_CREATING)
+	if (kt->state == K_GONE)
+		record_del(kt);
+	else if (kt->state != K_CREATING)
 		tunnel_send_delete(kt);
 	else if (kt->req != NULL && kt->req->queued) {
 		/* never sent: no kernel object, and the fd it names may be reused */
@@ -1144,10 +1181,14 @@ static unsigned session_mtu(const struct session *s)
 
 /* ---- sessions: kernel objects ------------------------------------------------- */
 
+static void links_del(struct ksession *ks);
+
 static void ks_put(struct ksession *ks)
 {
-	if (--ks->refs == 0)
+	if (--ks->refs == 0) {
+		links_del(ks);
 		free(ks);
+	}
 }
 
 static void session_fail(struct session *s, struct ksession *ks, int err, const char *fmt, ...)
@@ -1398,6 +1439,8 @@ static int link_up_eth(struct session *s, struct ksession *ks, char *err, size_t
 	return link_configure(ks->ifindex, &p, err, errlen);
 }
 
+static void links_add(struct ksession *ks);
+
 static void session_up(struct session *s, struct ksession *ks)
 {
 	char err[256] = "";
@@ -1410,6 +1453,7 @@ static void session_up(struct session *s, struct ksession *ks)
 		return;
 	}
 	ks->state = K_UP;
+	links_add(ks);
 	snprintf(s->ifname, sizeof(s->ifname), "%s", ks->ifname);
 	s->dp_handle = ks->ifindex;
 	session_dp_done(s, 0);
@@ -1451,6 +1495,7 @@ static void kernel_session_delete(struct session *s)
 	if (ks == NULL)
 		return;
 	ks->s = NULL;
+	links_del(ks);	/* its interfaces' deletion is ours, not news */
 	if (ks->pppd > 0)
 		pppd_stop(ks->pppd);
 	ks->pppd = 0;
@@ -1502,6 +1547,9 @@ static void stats_data(struct kreq *r, const struct nlmsghdr *nlh)
 	ks->stats_at = now();
 }
 
+static void session_check_gone(struct ksession *ks, int err);
+
+/* ENODEV here means what a deletion notice means (the notice may have been lost). */
 static void stats_done(struct kreq *r, int err, const char *ext)
 {
 	struct ksession *ks = r->obj;
@@ -1510,6 +1558,7 @@ static void stats_done(struct kreq *r, int err, const char *ext)
 	ks->stats_pending = false;
 	if (err != 0 && !gone(err))
 		log_debug("session %u: kernel SESSION_GET: %s", ks->sid, strerror(-err));
+	session_check_gone(ks, err);
 	ks_put(ks);
 }
 
@@ -1550,6 +1599,226 @@ static int kernel_session_stats(const struct session *s, struct dp_session_stats
 	*st = ks->stats;
 	return 0;
 }
+
+/* ---- objects deleted behind our back (dp_watch.c) ------------------------------- */
+
+static bool klink_eq(const struct usl_hnode *n, const void *key)
+{
+	return usl_hash_entry(n, struct klink, node)->ifindex == *(const unsigned *)key;
+}
+
+/* Indexes the session's interfaces: the l2tpeth device and its VLAN, if any. */
+static void links_add(struct ksession *ks)
+{
+	unsigned idx[2] = { ks->kindex, ks->ifindex != ks->kindex ? ks->ifindex : 0 };
+
+	for (int i = 0; i < 2; i++) {
+		if (idx[i] == 0 || ks->links[i].ifindex != 0)
+			continue;
+		ks->links[i].ifindex = idx[i];
+		ks->links[i].ks = ks;
+		usl_hash_insert(&kdp.links, &ks->links[i].node, usl_hash_u32(idx[i]));
+	}
+}
+
+static void links_del(struct ksession *ks)
+{
+	for (int i = 0; i < 2; i++) {
+		if (ks->links[i].ifindex == 0)
+			continue;
+		usl_hash_remove(&kdp.links, &ks->links[i].node);
+		ks->links[i].ifindex = 0;
+	}
+}
+
+static struct ksession *links_find(unsigned ifindex)
+{
+	struct usl_hnode *n = usl_hash_lookup(&kdp.links, &ifindex, usl_hash_u32(ifindex));
+
+	return n ? usl_hash_entry(n, struct klink, node)->ks : NULL;
+}
+
+static struct ktunnel *ktunnel_find(uint32_t id)
+{
+	struct usl_hnode *n = usl_hash_lookup(&kdp.tunnels, &id, usl_hash_u32(id));
+
+	return n ? usl_hash_entry(n, struct ktunnel, by_id) : NULL;
+}
+
+/* Our session (tid, sid) while its kernel object is up, or NULL. */
+static struct ksession *ksession_up(uint32_t tid, uint32_t sid)
+{
+	struct session *s = session_find(sid);
+	struct ksession *ks = s ? s->dp_priv : NULL;
+
+	return ks != NULL && ks->tid == tid && ks->state == K_UP ? ks : NULL;
+}
+
+static void session_lost(struct ksession *ks, const char *what)
+{
+	char why[96];
+
+	snprintf(why, sizeof(why), "%s deleted outside l2tpv3d", what);
+	kdp.lost_sessions++;
+	session_dp_lost(ks->s, why);
+}
+
+/* After any GET of the session: absent (the GET followed all our requests) means gone. */
+static void session_check_gone(struct ksession *ks, int err)
+{
+	char what[48];
+
+	if (!gone(err) || ks->s == NULL || ks->state != K_UP)
+		return;
+	ks->state = K_GONE;
+	snprintf(what, sizeof(what), "kernel session %u", ks->sid);
+	session_lost(ks, what);
+}
+
+/*
+ * A vanished interface: its kernel session may have gone first (then
+ * that is the news), or it alone was deleted (then its session goes too).
+ */
+static void session_verify_done(struct kreq *r, int err, const char *ext)
+{
+	struct ksession *ks = r->obj;
+	char what[IFNAMSIZ + 16];
+
+	(void)ext;
+	session_check_gone(ks, err);
+	if (ks->link_lost[0] != '\0' && ks->s != NULL && ks->state == K_UP) {
+		snprintf(what, sizeof(what), "interface %s", ks->link_lost);
+		session_lost(ks, what);	/* the engine deletes its kernel session */
+	}
+	ks->link_lost[0] = '\0';
+	ks_put(ks);
+}
+
+static void session_verify(struct ksession *ks)
+{
+	struct nlmsghdr *nlh = l2tp_msg(L2TP_CMD_SESSION_GET, NLM_F_ACK);
+
+	mnl_attr_put_u32(nlh, L2TP_ATTR_CONN_ID, ks->tid);
+	mnl_attr_put_u32(nlh, L2TP_ATTR_SESSION_ID, ks->sid);
+	if (kreq_submit(nlh, ks, session_verify_done, stats_data) != NULL)
+		ks->refs++;
+}
+
+static void tunnel_lost(struct ktunnel *kt)
+{
+	char why[64];
+
+	kt->state = K_GONE;
+	kdp.lost_tunnels++;
+	snprintf(why, sizeof(why), "kernel tunnel %u deleted outside l2tpv3d", kt->id);
+	tunnel_dp_lost(kt->t, why);
+}
+
+/* By id, not pointer: the tunnel may be let go and freed meanwhile. */
+static void tunnel_verify_done(struct kreq *r, int err, const char *ext)
+{
+	struct ktunnel *kt = ktunnel_find((uint32_t)(uintptr_t)r->obj);
+
+	(void)ext;
+	if (gone(err) && kt != NULL && kt->state == K_UP && kt->t != NULL)
+		tunnel_lost(kt);
+}
+
+static void tunnel_verify(struct ktunnel *kt)
+{
+	struct nlmsghdr *nlh = l2tp_msg(L2TP_CMD_TUNNEL_GET, NLM_F_ACK);
+
+	mnl_attr_put_u32(nlh, L2TP_ATTR_CONN_ID, kt->id);
+	kreq_submit(nlh, (void *)(uintptr_t)kt->id, tunnel_verify_done, probe_data);
+}
+
+/*
+ * The kernel deletes a tunnel from a work queue, so a GET right after the
+ * notice may still find it: the notice is believed when both ids match
+ * one of ours that is up (a 64-bit coincidence otherwise).
+ */
+static void watch_tunnel_gone(uint32_t tid, uint32_t peer_tid)
+{
+	struct ktunnel *kt = ktunnel_find(tid);
+
+	if (kt != NULL && kt->state == K_UP && kt->t != NULL &&
+	    l2tp_cc_peer_ccid(kt->t->cc) == peer_tid)
+		tunnel_lost(kt);
+}
+
+/* Sessions are deleted at once: the GET settles it. */
+static void watch_session_gone(uint32_t tid, uint32_t sid, uint32_t peer_sid)
+{
+	struct ksession *ks = ksession_up(tid, sid);
+
+	if (ks != NULL && ks->s != NULL && l2tp_sess_remote_sid(ks->s->sess) == peer_sid)
+		session_verify(ks);
+}
+
+/* Interface indexes are not reused soon: absent now means this one is gone. */
+static void watch_link_gone(unsigned ifindex)
+{
+	struct ksession *ks = links_find(ifindex);
+	char name[IF_NAMESIZE];
+
+	if (ks == NULL || ks->s == NULL || ks->state != K_UP || if_indextoname(ifindex, name) != NULL)
+		return;
+	snprintf(ks->link_lost, sizeof(ks->link_lost), "%s",
+		 ifindex == ks->kindex ? ks->kname : ks->ifname);
+	links_del(ks);
+	session_verify(ks);
+}
+
+static void on_verify_timer(struct usl_timer *tm)
+{
+	struct usl_hnode *n;
+
+	(void)tm;
+	for (n = usl_hash_first(&kdp.tunnels); n != NULL; n = usl_hash_next(&kdp.tunnels, n)) {
+		struct ktunnel *kt = usl_hash_entry(n, struct ktunnel, by_id);
+
+		if (kt->state == K_UP && kt->t != NULL)
+			tunnel_verify(kt);
+	}
+	flush_soon();
+}
+
+/* Notices were lost: GET every object up, and look up every interface. */
+static void watch_overrun(bool l2tp, bool link)
+{
+	struct usl_hnode *n, *next;
+
+	for (n = usl_hash_first(&l2tpd.sessions); n != NULL; n = next) {
+		struct session *s = usl_hash_entry(n, struct session, by_id);
+		struct ksession *ks = s->dp_priv;
+		char name[IF_NAMESIZE];
+
+		next = usl_hash_next(&l2tpd.sessions, n);	/* s may be cleared below */
+		if (ks == NULL || ks->state != K_UP)
+			continue;
+		if (l2tp)
+			session_verify(ks);
+		for (int i = 0; link && i < 2; i++) {
+			unsigned idx = ks->links[i].ifindex;
+
+			if (idx != 0 && if_indextoname(idx, name) == NULL) {
+				watch_link_gone(idx);
+				break;
+			}
+		}
+	}
+	/* a tunnel just deleted may still answer a GET until its work has run */
+	if (l2tp && !usl_timer_armed(&kdp.verify_timer))
+		usl_timer_arm(l2tpd.timers, &kdp.verify_timer, usl_time_ms(VERIFY_DELAY_MS));
+	flush_soon();
+}
+
+static const struct dpw_ops watch_ops = {
+	.tunnel_gone = watch_tunnel_gone,
+	.session_gone = watch_session_gone,
+	.link_gone = watch_link_gone,
+	.overrun = watch_overrun,
+};
 
 static void modify_done(struct kreq *r, int err, const char *ext)
 {
@@ -1622,7 +1891,7 @@ static unsigned kernel_pw_types(uint16_t *types, unsigned max)
 
 static const char *state_name(enum kstate st)
 {
-	static const char *const names[] = { "stale", "creating", "up", "deleting" };
+	static const char *const names[] = { "stale", "creating", "up", "deleting", "gone" };
 
 	return names[st];
 }
@@ -1768,6 +2037,7 @@ static void kernel_free_all(void)
 	}
 	usl_hash_destroy(&kdp.inflight);
 	usl_hash_destroy(&kdp.tunnels);
+	usl_hash_destroy(&kdp.links);
 }
 
 static void close_fd(int *fd)
@@ -1779,6 +2049,8 @@ static void close_fd(int *fd)
 
 static void kernel_close(void)
 {
+	dpw_close();
+	usl_timer_cancel(&kdp.verify_timer);
 	usl_timer_cancel(&kdp.retry_timer);
 	if (kdp.flush_ev != NULL)
 		event_free(kdp.flush_ev);
@@ -1802,13 +2074,15 @@ static int kernel_setup(char *err, size_t errlen)
 	int rc;
 
 	if (usl_hash_init(&kdp.inflight, 1024, kreq_seq_eq) < 0 ||
-	    usl_hash_init(&kdp.tunnels, 1024, ktunnel_id_eq) < 0) {
+	    usl_hash_init(&kdp.tunnels, 1024, ktunnel_id_eq) < 0 ||
+	    usl_hash_init(&kdp.links, 1024, klink_eq) < 0) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
 	usl_list_init(&kdp.queue);
 	usl_timer_init(&kdp.retry_timer, on_retry_timer);
 	usl_timer_init(&kdp.rec_timer, on_rec_timer);
+	usl_timer_init(&kdp.verify_timer, on_verify_timer);
 	kdp.flush_ev = event_new(usl_loop_base(l2tpd.loop), -1, 0, on_flush_event, NULL);
 	if (kdp.flush_ev == NULL) {
 		snprintf(err, errlen, "out of memory");
@@ -1833,7 +2107,7 @@ static int kernel_setup(char *err, size_t errlen)
 		snprintf(err, errlen, "event registration failed");
 		return -1;
 	}
-	return 0;
+	return dpw_open(kdp.family, kdp.mcgrp, &watch_ops, err, errlen);
 }
 
 static int kernel_init(char *err, size_t errlen)

@@ -5,7 +5,7 @@
 # Whatever links these sources needs $(LIBMNL_*) and $(LIBNL_*).
 
 DAEMON_COMMON_SOURCES += \
-	src/dp.c src/dp_kernel.c src/dp_state.c src/dp_state.h src/link.c src/link.h src/pppd.c
+	src/dp.c src/dp_kernel.c src/dp_state.c src/dp_state.h src/dp_watch.c src/dp_watch.h src/link.c src/link.h src/pppd.c
 
 # The state file's record format and writer, on the host: torn, joined and
 # garbled lines, and a full tmpfs (in a private mount namespace, as root).
@@ -23,7 +23,8 @@ tests_bench_nl_create_rate_LDADD = $(LIBMNL_LIBS)
 
 KERNEL_TESTS = \
 	tests/kernel/pseudowire.sh tests/kernel/cookies.sh tests/kernel/lifecycle.sh \
-	tests/kernel/ppp.sh tests/kernel/overrun.sh tests/kernel/statefile.sh tests/kernel/scale.sh
+	tests/kernel/lost.sh tests/kernel/ppp.sh tests/kernel/overrun.sh tests/kernel/statefile.sh \
+	tests/kernel/scale.sh
 EXTRA_DIST += tests/kernel/vm-run tests/kernel/suite.sh tests/kernel/lib.sh \
 	$(KERNEL_TESTS) doc/kernel-dataplane.md
 

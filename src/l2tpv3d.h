@@ -271,6 +271,8 @@ void tunnel_input_listener(const struct l2tp_rx *rx);
 /* A datagram on the tunnel's own socket. */
 void tunnel_input(struct tunnel *t, const uint8_t *buf, size_t len, const struct sockaddr *from);
 void tunnel_dp_done(struct tunnel *t, int err);
+/* its kernel object vanished (deleted by hand): clear it, say why */
+void tunnel_dp_lost(struct tunnel *t, const char *why);
 bool tunnel_reclaim_held_socket(void);
 void tunnel_probe_due(struct usl_timer *tm);
 json_object *tunnel_json(const struct tunnel *t, bool detail);
@@ -298,6 +300,7 @@ struct session *session_open(struct tunnel *t, const struct session_profile *pro
 			     enum ctl_status *st, char *err, size_t errlen);
 void session_delete(struct session *s, uint16_t result, const char *msg);
 void session_dp_done(struct session *s, int err);
+void session_dp_lost(struct session *s, const char *why);
 json_object *session_json(const struct session *s, bool detail);
 uint32_t session_alloc_id(void);
 /* engine callbacks that concern sessions (wired in tunnel.c's ops table) */

@@ -249,6 +249,22 @@ static const char *session_label(const struct session *s, char *buf, size_t len)
 	return buf;
 }
 
+/*
+ * Its kernel session or interface was deleted outside the daemon: the
+ * pseudowire is dead, so the session is cleared with a CDN that says why.
+ * Not an operator's delete: a static session comes back by itself.
+ */
+void session_dp_lost(struct session *s, const char *why)
+{
+	char label[CFG_NAME_MAX + 16];
+
+	if (s->deleted || s->sess == NULL || l2tp_sess_state(s->sess) == L2TP_SESS_CLOSED)
+		return;
+	log_warnx("session %s: %s: clearing it (CDN to the peer)", session_label(s, label, sizeof(label)),
+		  why);
+	l2tp_sess_close(s->sess, L2TP_CDN_GENERAL_ERROR, L2TP_ERR_VENDOR, why);
+}
+
 static void session_log_up(const struct session *s)
 {
 	char label[CFG_NAME_MAX + 16], tlabel[CFG_NAME_MAX + 16], reid[192] = "";

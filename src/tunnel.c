@@ -664,6 +664,23 @@ void tunnel_delete(struct tunnel *t, uint16_t result, const char *msg)
 	l2tp_cc_close(t->cc, result, 0, msg);
 }
 
+/*
+ * Its kernel tunnel was deleted outside the daemon: every pseudowire in it
+ * is dead, so the control connection goes too, with a StopCCN that says
+ * why.  Not an operator's delete: a static tunnel comes back by itself.
+ */
+void tunnel_dp_lost(struct tunnel *t, const char *why)
+{
+	char label[CFG_NAME_MAX + 16];
+
+	if (t->closing || l2tp_cc_state(t->cc) == L2TP_CC_STOPPING ||
+	    l2tp_cc_state(t->cc) == L2TP_CC_CLOSED)
+		return;
+	log_warnx("tunnel %s: %s: clearing it (StopCCN to %s)", tunnel_label(t, label, sizeof(label)),
+		  why, sockaddr_ntop(&t->remote.sa));
+	l2tp_cc_close(t->cc, L2TP_STOPCCN_GENERAL_ERROR, L2TP_ERR_VENDOR, why);
+}
+
 static void tunnel_unindex(struct tunnel *t)
 {
 	usl_hash_remove(&l2tpd.tunnels, &t->by_id);
