@@ -26,9 +26,14 @@
  * stopped (not dead) would then stall the loop for seconds at every ping
  * and every retry.  So no pings: the master going away is seen as the end
  * of the AgentX stream (net-snmp's disconnect callback), and a usl timer
- * retries every SNMP_RETRY_S seconds, at start-up too.  The AgentX open and
- * registration remain synchronous exchanges inside net-snmp (one local
- * round trip each), bounded by SNMP_TIMEOUT_S with no retry.
+ * retries every SNMP_RETRY_S seconds, at start-up too.
+ *
+ * net-snmp's AgentX Open and Register are synchronous exchanges: a master
+ * that accepts but does not answer (stopped, hung) would stall the loop for
+ * the whole wait.  So net-snmp only ever meets a master that has just
+ * answered an Open, a Register and a Close on the loop (agentx_probe.c),
+ * within SNMP_PROBE_MS; its own start-up open is pointed at a path that
+ * does not exist, and the first real attempt is ours.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -39,6 +44,7 @@
 #include <sys/socket.h>
 #include <linux/sockios.h>
 
+#include "agentx_probe.h"
 #include "dp.h"
 #include "event.h"
 #include "l2tpv3d.h"
@@ -67,6 +73,9 @@ static const char l2tpd_version[] = PACKAGE_VERSION;
 #define SNMP_APP		"l2tpv3d"
 #define SNMP_RETRY_S		5	/* reconnect interval while the master is away */
 #define SNMP_TIMEOUT_S		1	/* a synchronous AgentX exchange (open, register) */
+#define SNMP_PROBE_MS		1000	/* the rehearsal's deadline (agentx_probe.h) */
+/* net-snmp's own open at init_snmp() fails at once on this: the first try is ours */
+#define SNMP_NO_SOCKET		"/nonexistent/l2tpv3d-agentx-deferred"
 #define SNMP_MAX_FDS		8	/* AgentX socket, callback pipes: a handful */
 #define IDX_MAX			24	/* longest row index: type, len, 20 bytes, id */
 #define OID_MAX			MAX_OID_LEN	/* 128: any request OID fits */
@@ -147,6 +156,7 @@ static struct {
 	bool on;			/* started: the hooks maintain the trees */
 	bool by_config_id;		/* tunnel rows by (peer, config_id) */
 	bool connected;
+	bool told_absent;		/* "not reachable" logged since the last connection */
 	bool flush;			/* sockets were closed: their numbers may come back */
 	bool reattach;			/* a new session: send it our registration */
 	netsnmp_large_fd_set fds;
@@ -1023,6 +1033,7 @@ static int agent_on_session(int major, int minor, void *server, void *client)
 	if (!agent.connected) {
 		log_warnx("snmp: AgentX master %s went away; reconnecting every %d s", agent.socket,
 			  SNMP_RETRY_S);
+		agent.told_absent = true;
 		usl_timer_arm(l2tpd.timers, &agent.retry, usl_time_s(SNMP_RETRY_S));
 	}
 	return 0;
@@ -1035,14 +1046,51 @@ static int agent_on_session(int major, int minor, void *server, void *client)
  */
 int subagent_open_master_session(void);
 
+static void agent_retry_later(const char *why)
+{
+	if (!agent.told_absent)
+		log_info("snmp: AgentX master %s not reachable yet (%s); retrying every %d s",
+			 agent.socket, why, SNMP_RETRY_S);
+	else
+		log_debug("snmp: AgentX master %s: %s", agent.socket, why);
+	agent.told_absent = true;
+	usl_timer_arm(l2tpd.timers, &agent.retry, usl_time_s(SNMP_RETRY_S));
+}
+
+/* The master has just answered on the loop: net-snmp's synchronous open is safe now. */
+static void agent_on_probe(bool ok, const char *why, void *arg)
+{
+	(void)arg;
+	if (ok && !agent.connected)
+		subagent_open_master_session();
+	agent_sync();	/* registers (reattach) and watches the new session */
+	if (agent.connected)
+		agent.told_absent = false;
+	else
+		agent_retry_later(ok ? "the AgentX session did not open" : why);
+}
+
+static void agent_connect(void)
+{
+	uint32_t sub[OID_LENGTH(objects_oid)];
+
+	if (agent.connected)
+		return;
+	if (!axprobe_supported(agent.socket)) {
+		/* a name to resolve: net-snmp's blocking open, bounded by SNMP_TIMEOUT_S */
+		agent_on_probe(true, NULL, NULL);
+		return;
+	}
+	for (size_t i = 0; i < OBJECTS_LEN; i++)
+		sub[i] = (uint32_t)objects_oid[i];
+	if (axprobe_start(agent.socket, sub, OBJECTS_LEN, SNMP_PROBE_MS, agent_on_probe, NULL) < 0)
+		agent_retry_later(strerror(errno));
+}
+
 static void agent_on_retry(struct usl_timer *t)
 {
 	(void)t;
-	if (!agent.connected)
-		subagent_open_master_session();
-	if (!agent.connected)
-		usl_timer_arm(l2tpd.timers, &agent.retry, usl_time_s(SNMP_RETRY_S));
-	agent_sync();
+	agent_connect();
 }
 
 static int agent_on_log(int major, int minor, void *server, void *client)
@@ -1153,13 +1201,11 @@ int snmpagent_init(const struct l2tpd_config *c)
 	netsnmp_large_fd_set_init(&agent.fds, FD_SETSIZE);
 	usl_timer_init(&agent.timer, agent_on_timer);
 	usl_timer_init(&agent.retry, agent_on_retry);
+	netsnmp_ds_set_string(NETSNMP_DS_APPLICATION_ID, NETSNMP_DS_AGENT_X_SOCKET, SNMP_NO_SOCKET);
 	init_snmp_without_mibs();
+	netsnmp_ds_set_string(NETSNMP_DS_APPLICATION_ID, NETSNMP_DS_AGENT_X_SOCKET, agent.socket);
 	agent_sync();
-	if (!agent.connected) {
-		log_info("snmp: AgentX master %s not reachable yet; retrying every %d s",
-			 agent.socket, SNMP_RETRY_S);
-		usl_timer_arm(l2tpd.timers, &agent.retry, usl_time_s(SNMP_RETRY_S));
-	}
+	agent_connect();
 	return 0;
 }
 
@@ -1167,6 +1213,7 @@ void snmpagent_shutdown(void)
 {
 	if (!agent.on)
 		return;
+	axprobe_cancel();
 	snmp_shutdown(SNMP_APP);	/* AgentX Close to the master */
 	while (agent.n_watch > 0)
 		unwatch(0);

@@ -8,7 +8,7 @@
 # order and snmp.c calls into the engine and usl.
 
 noinst_LIBRARIES += src/libsnmpagent.a
-src_libsnmpagent_a_SOURCES = src/snmp.c src/snmp.h
+src_libsnmpagent_a_SOURCES = src/snmp.c src/snmp.h src/agentx_probe.c src/agentx_probe.h
 src_libsnmpagent_a_CFLAGS = $(AM_CFLAGS) $(SNMP_CFLAGS) $(LIBEVENT_CFLAGS) $(JSONC_CFLAGS) \
 	$(LIBCONFIG_CFLAGS)
 src_l2tpv3d_LDADD += src/libsnmpagent.a $(PROTO_LIBS) $(SNMP_LIBS)
@@ -20,7 +20,7 @@ dist_mibs_DATA = mibs/L2TPV3D-MIB.txt
 # A real snmpd as AgentX master on a private socket and port (exit 77 when
 # snmpd, snmpwalk or root are missing); alone: make check TESTS=tests/snmp/snmp.sh.
 # walk-bench.sh is a benchmark, not a test.
-SNMP_TESTS = tests/snmp/snmp.sh
+SNMP_TESTS = tests/snmp/snmp.sh tests/snmp/stall.sh
 TESTS += $(SNMP_TESTS)
 dist_noinst_SCRIPTS += $(SNMP_TESTS) tests/snmp/walk-bench.sh
 EXTRA_DIST += tests/snmp/lib.sh tests/snmp/mibs doc/snmp.md
