@@ -2,8 +2,9 @@
 # Cookies through the kernel data plane: 4- and 8-byte cookies crossed
 # between the daemons reach the kernel as PEER_COOKIE (the one we assigned:
 # the kernel expects it on receive) and COOKIE (the peer's: the kernel puts
-# it on what it sends), as iproute2 shows them, and traffic flows.  Then a wrong cookie: B's kernel session is replaced by hand
-# (ip l2tp, same IDs) sending a wrong COOKIE, so every frame B sends
+# it on what it sends), as iproute2 shows them, and traffic flows.  Then a
+# wrong cookie: B's kernel session is replaced by hand while B's daemon is
+# stopped (ip l2tp, same IDs) sending a wrong COOKIE, so every frame B sends
 # carries a cookie A never assigned: A's kernel drops them and the
 # cookie-discard counter `session show` reports on A goes up.
 . "$(dirname "$0")/lib.sh"
@@ -48,10 +49,13 @@ log_test $? "8/8-byte cookies: programmed as negotiated, interface named ck8 as 
 ctl a session delete "$S8" >/dev/null; wait_until 10 expect_count 1 k_sessions "$NSA"
 
 # --- the wrong cookie --------------------------------------------------------
-IFB=$(ctlj b session show "$SB" | jq -r .ifname)
+# B's daemon sleeps (SIGSTOP) through the wrong-cookie part: awake, it would
+# notice its session replaced behind its back and clear it (lost.sh).
+IFB=$(ctlj b session show "$SB" | jq -r .ifname); TB=$(ctlj b session show "$SB" | jq -r .tunnel_id)
 before=$(stat_of a "$SA" rx_cookie_discards)
-ip -n "$NSB" l2tp del session tunnel_id "$(ctlj b session show "$SB" | jq -r .tunnel_id)" session_id "$SB" &&
-ip -n "$NSB" l2tp add session name "$IFB" tunnel_id "$(ctlj b session show "$SB" | jq -r .tunnel_id)" \
+kill -STOP "$(pid_of b)" &&
+ip -n "$NSB" l2tp del session tunnel_id "$TB" session_id "$SB" &&
+ip -n "$NSB" l2tp add session name "$IFB" tunnel_id "$TB" \
 	session_id "$SB" peer_session_id "$SA" cookie 0badc0de peer_cookie "${cb[0]}" l2spec_type none &&
 ip -n "$NSB" addr add $PW_B/30 dev "$IFB" && ip -n "$NSB" link set "$IFB" up
 log_test $? "B's kernel session replaced by hand, sending the wrong cookie 0badc0de"
@@ -61,6 +65,9 @@ wait_until 5 stat_above a "$SA" rx_cookie_discards "$before"
 log_test $? "A's session show: rx_cookie_discards $before -> $(stat_of a "$SA" rx_cookie_discards)"
 [ "$(ctlj a session show "$SA" | jq -r .dataplane.cookie_discards_reported)" = true ]
 log_test $? "the counter is the kernel's own (L2TP_ATTR_RX_COOKIE_DISCARDS)"
+kill -CONT "$(pid_of b)"
+wait_until 10 grep -q "session $SB: interface $IFB deleted outside l2tpv3d" "$W/b.log"
+log_test $? "B, woken, notices its replaced session and clears it"
 
 ctl a tunnel delete "$TID" >/dev/null && wait_until 10 expect_count 0 k_tunnels "$NSA" &&
 	wait_until 10 expect_count 0 k_tunnels "$NSB" && expect_count 0 k_sessions "$NSB"
