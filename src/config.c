@@ -15,6 +15,7 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <libconfig.h>
 #include <limits.h>
 #include <net/if.h>
@@ -392,6 +393,54 @@ static bool prefix_match(const struct cfg_prefix *p, int family, const uint8_t *
 	return true;
 }
 
+static bool is_pattern(const char *s)
+{
+	return strpbrk(s, "*?[") != NULL;
+}
+
+/*
+ * The Remote End ID is the peer's bytes: an exact entry matches them all,
+ * a pattern only an ID without NUL (fnmatch sees a C string).  Entries are
+ * few per peer: a scan.
+ */
+const struct session_match *config_match_session(const struct peer_profile *pp,
+						 const uint8_t *reid, size_t len)
+{
+	char id[CFG_NAME_MAX];
+	unsigned i;
+
+	for (i = 0; i < pp->n_sessions; i++) {
+		const struct session_match *m = &pp->sessions[i];
+
+		if (!is_pattern(m->remote_end_id) && strlen(m->remote_end_id) == len &&
+		    memcmp(m->remote_end_id, reid, len) == 0)
+			return m;
+	}
+	if (len >= sizeof(id) || memchr(reid, '\0', len) != NULL)
+		return NULL;
+	memcpy(id, reid, len);
+	id[len] = '\0';
+	for (i = 0; i < pp->n_sessions; i++) {
+		const struct session_match *m = &pp->sessions[i];
+
+		if (is_pattern(m->remote_end_id) && fnmatch(m->remote_end_id, id, FNM_NOESCAPE) == 0)
+			return m;
+	}
+	return NULL;
+}
+
+const struct peer_profile *config_peer_by_name(const struct l2tpd_config *c, const char *name)
+{
+	unsigned i;
+
+	if (name == NULL || strcmp(name, c->peer_default.name) == 0)
+		return &c->peer_default;
+	for (i = 0; i < c->n_peers; i++)
+		if (strcmp(c->peers[i].name, name) == 0)
+			return &c->peers[i];
+	return NULL;
+}
+
 /*
  * Longest prefix wins; "any" ranks below a /0 of either family.  An IPv4
  * peer seen through a dual-stack socket (::ffff:a.b.c.d) matches as IPv4.
@@ -587,7 +636,10 @@ void config_free(struct l2tpd_config *c)
 	for (i = 0; i < c->n_tunnels; i++)
 		free(c->tunnels[i].sessions);
 	free(c->tunnels);
+	for (i = 0; i < c->n_peers; i++)
+		free(c->peers[i].sessions);
 	free(c->peers);
+	free(c->peer_default.sessions);
 	free(c->session_profiles);
 	free(c->tunnel_profiles);
 	free(c);
@@ -1249,6 +1301,44 @@ static bool check_ifname_pattern(const char *s, char *why, size_t wl)
 	return check_ifname_chars(s, "interface name", why, wl);
 }
 
+/* A session match's ifname: "" (the profile's), or a name with one %r and one %d at most. */
+static bool check_match_ifname(const char *s, char *why, size_t wl)
+{
+	unsigned n_d = 0, n_r = 0;
+	const char *q;
+	size_t len;
+
+	if (!*s)
+		return true;
+	for (q = s; (q = strchr(q, '%')); q += 2) {
+		if (q[1] == 'd')
+			n_d++;
+		else if (q[1] == 'r')
+			n_r++;
+		else {
+			snprintf(why, wl, "'%s': '%%' must be followed by 'r' (the Remote End ID) "
+				 "or 'd' (a number)", s);
+			return false;
+		}
+	}
+	if (n_d > 1 || n_r > 1) {
+		snprintf(why, wl, "'%s': one '%%r' and one '%%d' at most", s);
+		return false;
+	}
+	len = strlen(s) - 2 * (n_d + n_r) + IFNAME_DIGITS * n_d;
+	if (len > IFNAMSIZ - 1) {
+		snprintf(why, wl, "'%s' is too long: %zu characters without the Remote End ID "
+			 "(valid: at most %d)", s, len, IFNAMSIZ - 1);
+		return false;
+	}
+	return check_ifname_chars(s, "interface name", why, wl);
+}
+
+static bool check_ifname_pattern_or_empty(const char *s, char *why, size_t wl)
+{
+	return !*s || check_ifname_pattern(s, why, wl);
+}
+
 static bool check_abspath(const char *s, char *why, size_t wl)
 {
 	if (s[0] != '/') {
@@ -1600,6 +1690,9 @@ static void print_local_addr(FILE *f, const struct l2tpd_config *c, const void *
 static bool parse_sessions(struct pctx *p, const config_setting_t *s, void *obj,
 			   const char *path, const struct opt *o);
 static void print_sessions(FILE *f, const struct l2tpd_config *c, const void *obj, int ind);
+static bool parse_peer_sessions(struct pctx *p, const config_setting_t *s, void *obj,
+				const char *path, const struct opt *o);
+static void print_peer_sessions(FILE *f, const struct l2tpd_config *c, const void *obj, int ind);
 
 /* ---- the tables ---- */
 
@@ -1682,6 +1775,8 @@ static const struct opt peer_opts[] = {
 	O_STR(P, "tunnel_profile", tunnel_profile, NULL),
 	O_STR(P, "session_profile", session_profile, NULL),
 	O_STR(P, "secret", secret, NULL),
+	O_SPECIAL(P, "sessions", sessions, parse_peer_sessions, print_peer_sessions),
+	O_BOOL(P, "refuse_unknown_sessions", refuse_unknown_sessions),
 	O_END
 };
 static const struct opt peer_default_opts[] = {
@@ -1689,9 +1784,22 @@ static const struct opt peer_default_opts[] = {
 	O_STR(P, "tunnel_profile", tunnel_profile, NULL),
 	O_STR(P, "session_profile", session_profile, NULL),
 	O_STR(P, "secret", secret, NULL),
+	O_SPECIAL(P, "sessions", sessions, parse_peer_sessions, print_peer_sessions),
+	O_BOOL(P, "refuse_unknown_sessions", refuse_unknown_sessions),
 	O_END
 };
 #undef P
+
+#define SM struct session_match
+static const struct opt match_opts[] = {
+	{ .name = "remote_end_id", .kind = OPT_STR, FIELD(SM, remote_end_id),
+	  .check = check_nonempty_printable, .required = true },
+	O_STR(SM, "profile", profile, NULL),
+	O_STR(SM, "ifname", ifname, check_match_ifname),
+	O_STR(SM, "bridge", bridge, check_ifname),
+	O_END
+};
+#undef SM
 
 #define ST struct static_tunnel
 static const struct opt tunnel_opts[] = {
@@ -1710,6 +1818,7 @@ static const struct opt session_opts[] = {
 	O_STR(SS, "name", name, check_name),
 	O_STR(SS, "profile", profile, NULL),
 	O_STR(SS, "remote_end_id", remote_end_id, check_nonempty_printable),
+	O_STR(SS, "ifname", ifname, check_ifname_pattern_or_empty),
 	O_END
 };
 #undef SS
@@ -1778,13 +1887,16 @@ const char *const config_known_settings[] = {
 	"session_profiles.vlan_id", "session_profiles.pppd_options",
 
 	"peers.name", "peers.match", "peers.accept", "peers.tunnel_profile",
-	"peers.session_profile", "peers.secret",
+	"peers.session_profile", "peers.secret", "peers.sessions", "peers.refuse_unknown_sessions",
+	"peers.sessions.remote_end_id", "peers.sessions.profile", "peers.sessions.ifname",
+	"peers.sessions.bridge",
 
 	"peer_default.accept", "peer_default.tunnel_profile", "peer_default.session_profile",
-	"peer_default.secret",
+	"peer_default.secret", "peer_default.sessions", "peer_default.refuse_unknown_sessions",
 
 	"tunnels.name", "tunnels.peer", "tunnels.local", "tunnels.profile", "tunnels.sessions",
 	"tunnels.sessions.name", "tunnels.sessions.profile", "tunnels.sessions.remote_end_id",
+	"tunnels.sessions.ifname",
 
 	"hooks.tunnel_up", "hooks.tunnel_down", "hooks.session_up", "hooks.session_down",
 	"hooks.max_concurrent", "hooks.timeout",
@@ -1864,6 +1976,7 @@ struct list_spec {
 	bool inherit;			/* [0] is "default", the others start as a copy of it */
 	/* checks after element i is read; g is NULL for a built-in default */
 	bool (*post)(struct pctx *p, void *arr, unsigned i, const config_setting_t *g);
+	bool unnamed;			/* elements have no "name" (a key of their own) */
 };
 
 struct dup_key {
@@ -1930,7 +2043,16 @@ static bool parse_list(struct pctx *p, const config_setting_t *list, const struc
 	keys = calloc(len ? len : 1, sizeof(*keys));
 	if (!keys)
 		return fail(p, list, ls->sec, "out of memory");
-	for (i = 0; i < len; i++) {
+	for (i = 0; ls->unnamed && i < len; i++) {
+		const config_setting_t *e = config_setting_get_elem(list, i);
+
+		if (config_setting_type(e) != CONFIG_TYPE_GROUP) {
+			free(keys);
+			return fail(p, e, ls->sec, "expected a group { } for each %s, got %s",
+				    ls->what, type_name(e));
+		}
+	}
+	for (i = 0; !ls->unnamed && i < len; i++) {
 		const config_setting_t *e = config_setting_get_elem(list, i), *ns;
 		const char *name;
 
@@ -1961,7 +2083,7 @@ static bool parse_list(struct pctx *p, const config_setting_t *list, const struc
 		if (ls->inherit && strcmp(name, "default") == 0)
 			def = i;
 	}
-	if (!dup_check(p, keys, len, path, "name")) {
+	if (!ls->unnamed && !dup_check(p, keys, len, path, "name")) {
 		free(keys);
 		return false;
 	}
@@ -2123,21 +2245,32 @@ static bool session_post(struct pctx *p, void *arr, unsigned i, const config_set
 
 static const struct list_spec tunnel_profile_list = {
 	"tunnel_profiles", "tunnel profile", tunnel_profile_opts, sizeof(struct tunnel_profile),
-	true, tunnel_profile_post
+	true, tunnel_profile_post, false
 };
 static const struct list_spec session_profile_list = {
 	"session_profiles", "session profile", session_profile_opts,
-	sizeof(struct session_profile), true, session_profile_post
+	sizeof(struct session_profile), true, session_profile_post, false
 };
 static const struct list_spec peer_list = {
-	"peers", "peer", peer_opts, sizeof(struct peer_profile), false, peer_post
+	"peers", "peer", peer_opts, sizeof(struct peer_profile), false, peer_post, false
 };
 static const struct list_spec tunnel_list = {
-	"tunnels", "tunnel", tunnel_opts, sizeof(struct static_tunnel), false, tunnel_post
+	"tunnels", "tunnel", tunnel_opts, sizeof(struct static_tunnel), false, tunnel_post, false
+};
+static bool match_post(struct pctx *p, void *arr, unsigned i, const config_setting_t *g)
+{
+	struct session_match *m = (struct session_match *)arr + i;
+
+	return !m->profile[0] || check_ref(p, g, "peers.sessions", "profile", m->profile, false);
+}
+
+static const struct list_spec match_list = {
+	"peers.sessions", "session", match_opts, sizeof(struct session_match), false, match_post,
+	true
 };
 static const struct list_spec session_list = {
 	"tunnels.sessions", "session", session_opts, sizeof(struct static_session), false,
-	session_post
+	session_post, false
 };
 
 static bool parse_sessions(struct pctx *p, const config_setting_t *s, void *obj,
@@ -2168,6 +2301,41 @@ static bool parse_sessions(struct pctx *p, const config_setting_t *s, void *obj,
 			keys[i] = (struct dup_key){ t->sessions[i].remote_end_id, i,
 						    where(g[i], "remote_end_id") };
 		ok = dup_check(p, keys, t->n_sessions, "tunnels.sessions.remote_end_id",
+			       "remote_end_id");
+		free(keys);
+	}
+	free(g);
+	return ok;
+}
+
+static bool parse_peer_sessions(struct pctx *p, const config_setting_t *s, void *obj,
+				const char *path, const struct opt *o)
+{
+	struct peer_profile *pp = obj;
+	struct session_match tmpl;
+	const config_setting_t **g = NULL;
+	struct dup_key *keys;
+	void *arr = NULL;
+	unsigned i;
+	bool ok;
+
+	(void)path;
+	(void)o;
+	memset(&tmpl, 0, sizeof(tmpl));
+	free(pp->sessions);	/* a copy of the template's (NULL), or a repeated setting */
+	pp->sessions = NULL;
+	ok = parse_list(p, s, &match_list, &tmpl, &arr, &pp->n_sessions, &g);
+	pp->sessions = arr;
+	if (ok && pp->n_sessions) {
+		keys = calloc(pp->n_sessions, sizeof(*keys));
+		if (!keys) {
+			free(g);
+			return fail(p, s, "peers.sessions", "out of memory");
+		}
+		for (i = 0; i < pp->n_sessions; i++)
+			keys[i] = (struct dup_key){ pp->sessions[i].remote_end_id, i,
+						    where(g[i], "remote_end_id") };
+		ok = dup_check(p, keys, pp->n_sessions, "peers.sessions.remote_end_id",
 			       "remote_end_id");
 		free(keys);
 	}
@@ -2590,6 +2758,13 @@ static void print_sessions(FILE *f, const struct l2tpd_config *c, const void *ob
 	const struct static_tunnel *t = obj;
 
 	print_list(f, c, session_opts, t->sessions, sizeof(*t->sessions), t->n_sessions, ind);
+}
+
+static void print_peer_sessions(FILE *f, const struct l2tpd_config *c, const void *obj, int ind)
+{
+	const struct peer_profile *pp = obj;
+
+	print_list(f, c, match_opts, pp->sessions, sizeof(*pp->sessions), pp->n_sessions, ind);
 }
 
 void config_print(const struct l2tpd_config *c, FILE *out)

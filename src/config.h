@@ -73,6 +73,18 @@ struct session_profile {
 	char pppd_options[CFG_PATH_MAX];	/* ppp: extra pppd arguments */
 };
 
+/*
+ * An incoming session tied to a customer by its Remote End ID (an
+ * xconnect): exact, or a pattern with '*' and '?'.  Empty strings leave
+ * the session profile's setting.
+ */
+struct session_match {
+	char remote_end_id[CFG_NAME_MAX];
+	char profile[CFG_NAME_MAX];		/* "" : the peer entry's session_profile */
+	char ifname[CFG_NAME_MAX];		/* "%r": the Remote End ID, "%d": a number */
+	char bridge[CFG_NAME_MAX];
+};
+
 struct peer_profile {
 	char name[CFG_NAME_MAX];
 	struct cfg_prefix match;
@@ -80,12 +92,16 @@ struct peer_profile {
 	char tunnel_profile[CFG_NAME_MAX];
 	char session_profile[CFG_NAME_MAX];
 	char secret[CFG_SECRET_MAX];		/* overrides the tunnel profile's */
+	struct session_match *sessions;		/* first exact match, else first pattern */
+	unsigned n_sessions;
+	bool refuse_unknown_sessions;		/* a Remote End ID no entry matches: CDN */
 };
 
 struct static_session {
 	char name[CFG_NAME_MAX];
 	char profile[CFG_NAME_MAX];
 	char remote_end_id[CFG_NAME_MAX];
+	char ifname[CFG_NAME_MAX];		/* "": the profile's */
 };
 
 struct static_tunnel {
@@ -168,6 +184,11 @@ void config_print_secrets(bool show);
 
 const struct tunnel_profile *config_tunnel_profile(const struct l2tpd_config *c, const char *name);
 const struct session_profile *config_session_profile(const struct l2tpd_config *c, const char *name);
+/* The entry of pp for an incoming session's Remote End ID (len bytes), or NULL. */
+const struct session_match *config_match_session(const struct peer_profile *pp,
+						 const uint8_t *reid, size_t len);
+/* The peer entry called name ("default": peer_default), or NULL. */
+const struct peer_profile *config_peer_by_name(const struct l2tpd_config *c, const char *name);
 /* The most specific peer profile matching addr, or &c->peer_default. */
 const struct peer_profile *config_match_peer(const struct l2tpd_config *c,
 					     const struct sockaddr *addr);

@@ -77,24 +77,39 @@ static bool tunnel_matches(const struct tunnel *t, const struct l2tpd_config *c,
 	       addr_same(&t->dest_cfg, &st->peer) && addr_same(&t->local_cfg, &st->local);
 }
 
-static bool session_matches(const struct session *s, const struct l2tpd_config *c,
-			    const struct static_session *ss)
+/* Its profile, with the session's own interface name when it sets one; false: unknown. */
+static bool static_session_profile(const struct l2tpd_config *c, const struct static_session *ss,
+				   struct session_profile *out)
 {
 	const struct session_profile *p = config_session_profile(c, ss->profile);
 
-	return p != NULL && session_profile_eq(p, s->prof);
+	if (p == NULL)
+		return false;
+	*out = *p;
+	if (ss->ifname[0])
+		snprintf(out->ifname, sizeof(out->ifname), "%s", ss->ifname);
+	return true;
+}
+
+static bool session_matches(const struct session *s, const struct l2tpd_config *c,
+			    const struct static_session *ss)
+{
+	struct session_profile p;
+
+	return static_session_profile(c, ss, &p) && session_profile_eq(&p, s->prof);
 }
 
 static bool static_session_start(struct tunnel *t, const struct l2tpd_config *c,
 				 const struct static_session *ss, struct reload_counts *n)
 {
-	const struct session_profile *p = config_session_profile(c, ss->profile);
+	struct session_profile p;
+	bool known = static_session_profile(c, ss, &p);
 	enum ctl_status st;
 	char err[256];
 
-	if (p == NULL || session_open(t, p, ss->name, ss->remote_end_id, ORIGIN_CONFIG, &st,
-				      err, sizeof(err)) == NULL) {
-		log_warnx("static session %s: %s", ss->name, p ? err : "unknown profile");
+	if (!known || session_open(t, &p, ss->name, ss->remote_end_id, ORIGIN_CONFIG, &st,
+				   err, sizeof(err)) == NULL) {
+		log_warnx("static session %s: %s", ss->name, known ? err : "unknown profile");
 		return false;
 	}
 	if (n != NULL)

@@ -7,7 +7,9 @@
  * the CLI waiters.  For sessions the peer opens, the object is created in
  * the engine's accept callback; either way it dies in sess_freed.
  */
+#include <ctype.h>
 #include <errno.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,21 +199,92 @@ void session_delete(struct session *s, uint16_t result, const char *msg)
 
 /* ---- engine callbacks --------------------------------------------------- */
 
+/* Interface name characters a Remote End ID may bring in ("%r"): no path, no shell. */
+static bool ifname_safe(const uint8_t *p, size_t len)
+{
+	if (len == 0 || (len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.'))
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!isalnum(p[i]) && p[i] != '-' && p[i] != '_' && p[i] != '.')
+			return false;
+	return true;
+}
+
+/* tmpl with "%r" replaced by the Remote End ID; false when the result cannot name an interface. */
+static bool ifname_from_match(const char *tmpl, const uint8_t *reid, size_t len, char *out,
+			      size_t outlen)
+{
+	const char *r = strstr(tmpl, "%r");
+	int n;
+
+	if (r == NULL)
+		n = snprintf(out, outlen, "%s", tmpl);
+	else if (!ifname_safe(reid, len))
+		return false;
+	else
+		n = snprintf(out, outlen, "%.*s%.*s%s", (int)(r - tmpl), tmpl, (int)len,
+			     (const char *)reid, r + 2);
+	if (n <= 0 || (size_t)n >= outlen)
+		return false;
+	/* a "%d" left becomes a number of up to 5 digits (ifname_expand) */
+	return (size_t)n + (strstr(out, "%d") ? 3 : 0) <= IFNAMSIZ - 1;
+}
+
+/*
+ * What an incoming session gets: the peer entry's session profile, or what
+ * the entry's session list says for its Remote End ID (profile, interface
+ * name, bridge).  0, or a CDN result with why (an unknown ID refused, an
+ * ID that cannot name an interface).
+ */
+static int session_accept_profile(const struct tunnel *t, const uint8_t *reid, size_t len,
+				  struct session_profile *out, char *why, size_t wl)
+{
+	const struct peer_profile *pp = config_peer_by_name(l2tpd.conf, t->peer_entry);
+	const struct session_match *m = pp ? config_match_session(pp, reid, len) : NULL;
+	const struct session_profile *base;
+	char id[96];
+
+	usl_str_escape(id, sizeof(id), reid, len);	/* the peer's words: data */
+	if (m == NULL && pp != NULL && pp->refuse_unknown_sessions) {
+		snprintf(why, wl, "Remote End ID \"%s\" is not configured", id);
+		return L2TP_CDN_NO_RESOURCES_PERM;
+	}
+	base = config_session_profile(l2tpd.conf, m && m->profile[0] ? m->profile :
+				      t->session_profile ? t->session_profile : "default");
+	*out = base ? *base : l2tpd.conf->session_profiles[0];
+	if (m == NULL)
+		return 0;
+	if (m->ifname[0] &&
+	    !ifname_from_match(m->ifname, reid, len, out->ifname, sizeof(out->ifname))) {
+		snprintf(why, wl, "Remote End ID \"%s\" cannot name an interface by \"%s\"", id,
+			 m->ifname);
+		return L2TP_CDN_NO_RESOURCES_PERM;
+	}
+	if (m->bridge[0])
+		snprintf(out->bridge, sizeof(out->bridge), "%s", m->bridge);
+	return 0;
+}
+
 int session_on_accept(struct l2tp_cc *cc, struct l2tp_sess *ls, const struct l2tp_msg *req,
 		      struct l2tp_sess_cfg *out)
 {
 	struct tunnel *t = l2tp_cc_user(cc);
-	const struct session_profile *prof;
+	struct session_profile prof_buf;
+	const struct session_profile *prof = &prof_buf;
 	struct session *s;
-	char err[128];
+	char err[256];
+	int rc;
 
-	prof = config_session_profile(l2tpd.conf, t->session_profile ? t->session_profile
-								      : "default");
-	if (prof == NULL)
-		prof = &l2tpd.conf->session_profiles[0];
 	if (session_check_limits(t, err, sizeof(err)) != CTL_OK || l2tpd.shutting_down) {
 		log_info("tunnel %u: refusing session: %s", t->id, err);
 		return L2TP_CDN_NO_RESOURCES_TEMP;
+	}
+	rc = session_accept_profile(t, out->remote_end_id, out->remote_end_id_len, &prof_buf,
+				    err, sizeof(err));
+	if (rc != 0) {
+		log_info("tunnel %u: refusing session: %s", t->id, err);
+		l2tp_sess_close(ls, (uint16_t)rc, 0, err);	/* the CDN says why */
+		return rc;
 	}
 	s = session_new(t, l2tp_sess_local_sid(ls), prof, NULL, ORIGIN_PEER);
 	if (s == NULL)
@@ -458,6 +531,9 @@ json_object *session_json(const struct session *s, bool detail)
 	json_add_str(o, "circuit", l2tp_sess_peer_active(ls) ? "up" : "down");
 	if (detail) {
 		json_object *st = session_stats_json(s);
+
+		json_add_str(o, "profile", s->prof->name);
+		json_add_str(o, "bridge", s->prof->bridge);
 		json_object *dp = l2tpd.dp->describe ? l2tpd.dp->describe(s->tunnel, s) : NULL;
 		if (st != NULL)
 			json_object_object_add(o, "stats", st);

@@ -139,7 +139,9 @@ static const char full_conf[] =
 	");\n"
 	"peers = (\n"
 	"  { name = \"core\"; match = \"192.0.2.0/24\"; tunnel_profile = \"fast\";\n"
-	"    session_profile = \"vlan\"; secret = \"peer\"; },\n"
+	"    session_profile = \"vlan\"; secret = \"peer\"; refuse_unknown_sessions = true;\n"
+	"    sessions = ( { remote_end_id = \"cust-*\"; profile = \"ppp\"; ifname = \"c-%r\"; },\n"
+	"                 { remote_end_id = \"cust-gold\"; ifname = \"gold\"; bridge = \"br0\"; } ); },\n"
 	"  { name = \"deny\"; match = \"192.0.2.128/25\"; accept = false; }\n"
 	");\n"
 	"peer_default = { accept = true; tunnel_profile = \"fast\"; session_profile = \"ppp\";\n"
@@ -943,6 +945,33 @@ static void collect(const config_setting_t *s, const char *prefix, char **seen, 
 	}
 }
 
+/* Exact entries first, then patterns in order; the peer's bytes are matched as bytes. */
+START_TEST(test_match_session)
+{
+	struct l2tpd_config *c = load_ok(full_conf);
+	const struct peer_profile *pp = config_peer_by_name(c, "core");
+	const struct session_match *m;
+
+	ck_assert_ptr_nonnull(pp);
+	ck_assert(pp->refuse_unknown_sessions);
+	ck_assert_uint_eq(pp->n_sessions, 2);
+	m = config_match_session(pp, (const uint8_t *)"cust-gold", 9);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_str_eq(m->ifname, "gold");	/* exact beats the earlier pattern */
+	ck_assert_str_eq(m->bridge, "br0");
+	m = config_match_session(pp, (const uint8_t *)"cust-7", 6);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_str_eq(m->ifname, "c-%r");
+	ck_assert_str_eq(m->profile, "ppp");
+	ck_assert_ptr_null(config_match_session(pp, (const uint8_t *)"cust-\0x", 7));
+	ck_assert_ptr_null(config_match_session(pp, (const uint8_t *)"other", 5));
+	ck_assert_ptr_null(config_match_session(pp, (const uint8_t *)"", 0));
+	ck_assert_ptr_eq(config_peer_by_name(c, "default"), &c->peer_default);
+	ck_assert_ptr_null(config_peer_by_name(c, "nope"));
+	config_free(c);
+}
+END_TEST
+
 /* config_known_settings is exactly what config_print() writes (and so what the parser takes). */
 START_TEST(test_known_settings)
 {
@@ -1040,6 +1069,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_names);
 	tcase_add_test(tc, test_fixed_point);
 	tcase_add_test(tc, test_known_settings);
+	tcase_add_test(tc, test_match_session);
 	suite_add_tcase(s, tc);
 	return s;
 }
