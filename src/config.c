@@ -409,6 +409,8 @@ const struct session_match *config_match_session(const struct peer_profile *pp,
 	char id[CFG_NAME_MAX];
 	unsigned i;
 
+	if (reid == NULL)	/* no Remote End ID AVP: the empty ID ("*" matches it) */
+		reid = (const uint8_t *)"", len = 0;
 	for (i = 0; i < pp->n_sessions; i++) {
 		const struct session_match *m = &pp->sessions[i];
 

@@ -51,6 +51,13 @@ grep -q 'session odd ([0-9]*): failed: .*Remote End ID "pw-a b" cannot name an i
 rc=$?; log_test $rc "an ID unfit for an interface name (a space) is refused, not used"
 [ $rc = 0 ] || grep "odd\|pw-a" "$W/a.log" "$W/b.log" | head -5
 
+# a session with no Remote End ID at all (the CLI sends none unless asked)
+out=$(ctl a session create tunnel name t 2>&1)
+[ $? != 0 ] && grep -q 'Remote End ID \\"\\" is not configured\|Remote End ID "" is not configured' <<<"$out" &&
+	grep -q 'refusing session: Remote End ID "" is not configured' "$W/b.log"
+rc=$?; log_test $rc "a session without a Remote End ID is refused as unknown, the CLI says why"
+[ $rc = 0 ] || echo "$out"
+
 [ "$(ctlj a session show name a | jq -r .ifname)" = mine-a ] &&
 	[ "$(ctlj a session show name p7 | jq -r .ifname)" != mine-a ]
 log_test $? "A's static session a has the interface name it sets (mine-a)"
