@@ -126,11 +126,20 @@ conns=$((3 + encap_ip + N))
 # --- the verdict ------------------------------------------------------------------------------
 "$INSPECT" -j --secret s3cret "$W/cap.pcapng" > "$W/lint.json"
 rc=$?
+# Under loss, what A sends is captured before B's input drops it: a StopCCN
+# whose every copy B lost (A gives up after its retries, B never saw it)
+# shows as unacknowledged though nobody broke 4.2.  Only that is excused.
+excused=0
+if [ $rc = 1 ] && [ "$LOSS" != 0 ]; then
+	excused=$(jq -s --arg a "$A_ADDR:" '[.[] | select(.violations? | length > 0) | .violations[] as $v |
+		select($v.kind == "unacked-retransmission" and .type == "StopCCN" and (.src | startswith($a)))] | length' "$W/lint.json")
+	[ "$excused" = "$(summary "$W/lint.json" | jq .violations)" ] && rc=0
+fi
 [ $rc = 0 ] || "$INSPECT" --secret s3cret "$W/cap.pcapng" | grep ' !! ' | head -20
 [ $rc = 0 ]
-log_test $? "the capture lints clean (exit $rc: $(summary "$W/lint.json" | jq -c .by_kind))"
+log_test $? "the capture lints clean (exit $rc: $(summary "$W/lint.json" | jq -c .by_kind); $excused StopCCN lost after the capture point excused)"
 jq_check "$W/lint.json" "select(.summary) | .summary | .connections == $conns and .not_decoded == 0 and
-	.violations == 0 and .messages >= 30"
+	.violations == $excused and .messages >= 30"
 log_test $? "$conns connections, $(summary "$W/lint.json" | jq .messages) messages, none undecoded"
 jq_check "$W/lint.json" 'select(.summary) | .summary.connection_list[] | .from_start and
 	(.state | startswith("closed"))'
@@ -150,6 +159,7 @@ jq_check "$W/lint.json" 'select(.summary) | .summary.connection_list[] | select(
 log_test $? "t1: acknowledgements are ZLBs (no explicit ACK)"
 "$INSPECT" "$W/cap.pcapng" > "$W/lint.txt"
 rc=$?
+[ $rc = 1 ] && [ "$excused" != 0 ] && [ "$(grep -c ' !! ' "$W/lint.txt")" = "$excused" ] && rc=0
 [ $rc = 0 ] && grep -q "digest: not verified (no --secret)" "$W/lint.txt"
 log_test $? "without the secret: still clean, digests noted as not verified (exit $rc)"
 if [ "$LOSS" != 0 ]; then
