@@ -81,7 +81,7 @@
 #define SYNC_MS		5000		/* start-up and shut-down waits */
 #define IFNAME_NUMBERS	100000		/* "%d" is at most 5 digits (config.c) */
 #define NAME_RETRIES	8		/* IFNAME taken between our check and the create */
-#define VERIFY_DELAY_MS	1000		/* lost notices: check the tunnels after this */
+#define VERIFY_DELAY_MS	1000		/* lost notices: check everything after this */
 #define ETH_OVERHEAD	14
 #define VLAN_OVERHEAD	4
 
@@ -167,7 +167,8 @@ static struct {
 	struct name_ctr *names;
 	uint64_t resyncs;
 	uint64_t lost_tunnels, lost_sessions;	/* deleted outside the daemon */
-	struct usl_timer verify_timer;	/* after lost notices: check the tunnels */
+	struct usl_timer verify_timer;	/* after lost notices: check everything */
+	bool verify_l2tp, verify_link;	/* which notices were lost */
 	bool children;			/* child_init() done */
 	/* state file */
 	int lock_fd;
@@ -1769,31 +1770,15 @@ static void watch_link_gone(unsigned ifindex)
 	session_verify(ks);
 }
 
-static void on_verify_timer(struct usl_timer *tm)
+/* Every object up: a GET each (l2tp notices lost), every interface looked up (link notices). */
+static void verify_all(bool l2tp, bool link)
 {
 	struct usl_hnode *n;
 
-	(void)tm;
-	for (n = usl_hash_first(&kdp.tunnels); n != NULL; n = usl_hash_next(&kdp.tunnels, n)) {
-		struct ktunnel *kt = usl_hash_entry(n, struct ktunnel, by_id);
-
-		if (kt->state == K_UP && kt->t != NULL)
-			tunnel_verify(kt);
-	}
-	flush_soon();
-}
-
-/* Notices were lost: GET every object up, and look up every interface. */
-static void watch_overrun(bool l2tp, bool link)
-{
-	struct usl_hnode *n, *next;
-
-	for (n = usl_hash_first(&l2tpd.sessions); n != NULL; n = next) {
-		struct session *s = usl_hash_entry(n, struct session, by_id);
-		struct ksession *ks = s->dp_priv;
+	for (n = usl_hash_first(&l2tpd.sessions); n != NULL; n = usl_hash_next(&l2tpd.sessions, n)) {
+		struct ksession *ks = usl_hash_entry(n, struct session, by_id)->dp_priv;
 		char name[IF_NAMESIZE];
 
-		next = usl_hash_next(&l2tpd.sessions, n);	/* s may be cleared below */
 		if (ks == NULL || ks->state != K_UP)
 			continue;
 		if (l2tp)
@@ -1802,15 +1787,39 @@ static void watch_overrun(bool l2tp, bool link)
 			unsigned idx = ks->links[i].ifindex;
 
 			if (idx != 0 && if_indextoname(idx, name) == NULL) {
-				watch_link_gone(idx);
+				watch_link_gone(idx);	/* queues a GET: nothing is freed here */
 				break;
 			}
 		}
 	}
-	/* a tunnel just deleted may still answer a GET until its work has run */
-	if (l2tp && !usl_timer_armed(&kdp.verify_timer))
-		usl_timer_arm(l2tpd.timers, &kdp.verify_timer, usl_time_ms(VERIFY_DELAY_MS));
+	for (n = usl_hash_first(&kdp.tunnels); l2tp && n != NULL; n = usl_hash_next(&kdp.tunnels, n)) {
+		struct ktunnel *kt = usl_hash_entry(n, struct ktunnel, by_id);
+
+		if (kt->state == K_UP && kt->t != NULL)
+			tunnel_verify(kt);
+	}
 	flush_soon();
+}
+
+static void on_verify_timer(struct usl_timer *tm)
+{
+	(void)tm;
+	verify_all(kdp.verify_l2tp, kdp.verify_link);
+	kdp.verify_l2tp = kdp.verify_link = false;
+}
+
+/*
+ * Notices were lost: check everything, once a second at most however often
+ * the sockets overflow (another namespace's mass teardown reaches ours too),
+ * and a second late: a tunnel just deleted may still answer a GET until the
+ * kernel's work queue has run.
+ */
+static void watch_overrun(bool l2tp, bool link)
+{
+	kdp.verify_l2tp |= l2tp;
+	kdp.verify_link |= link;
+	if (!usl_timer_armed(&kdp.verify_timer))
+		usl_timer_arm(l2tpd.timers, &kdp.verify_timer, usl_time_ms(VERIFY_DELAY_MS));
 }
 
 static const struct dpw_ops watch_ops = {
