@@ -2275,38 +2275,53 @@ static const struct list_spec session_list = {
 	session_post, false
 };
 
+/*
+ * A list of groups in which one string member must be unique: sessions,
+ * which the peer tells apart by Remote End ID.  *arr is set even on failure
+ * (the caller's to free).
+ */
+static bool parse_unique_list(struct pctx *p, const config_setting_t *s,
+			      const struct list_spec *ls, const void *tmpl, void **arr, unsigned *n,
+			      size_t key_off, const char *key)
+{
+	const config_setting_t **g = NULL;
+	char path[SETTING_PATH_MAX];
+	struct dup_key *keys;
+	bool ok;
+
+	ok = parse_list(p, s, ls, tmpl, arr, n, &g);
+	if (ok && *n) {
+		keys = calloc(*n, sizeof(*keys));
+		if (!keys) {
+			free(g);
+			return fail(p, s, ls->sec, "out of memory");
+		}
+		for (unsigned i = 0; i < *n; i++)
+			keys[i] = (struct dup_key){ (const char *)*arr + i * ls->size + key_off, i,
+						    where(g[i], key) };
+		snprintf(path, sizeof(path), "%s.%s", ls->sec, key);
+		ok = dup_check(p, keys, *n, path, key);
+		free(keys);
+	}
+	free(g);
+	return ok;
+}
+
 static bool parse_sessions(struct pctx *p, const config_setting_t *s, void *obj,
 			   const char *path, const struct opt *o)
 {
 	struct static_tunnel *t = obj;
 	struct static_session tmpl;
-	const config_setting_t **g = NULL;
-	struct dup_key *keys;
 	void *arr = NULL;
-	unsigned i;
 	bool ok;
 
 	(void)path;
 	(void)o;
 	memset(&tmpl, 0, sizeof(tmpl));
 	snprintf(tmpl.profile, sizeof(tmpl.profile), "default");
-	ok = parse_list(p, s, &session_list, &tmpl, &arr, &t->n_sessions, &g);
+	ok = parse_unique_list(p, s, &session_list, &tmpl, &arr, &t->n_sessions,
+			       offsetof(struct static_session, remote_end_id), "remote_end_id");
 	t->sessions = arr;
-	if (ok && t->n_sessions) {
-		/* the peer tells sessions apart by Remote End ID */
-		keys = calloc(t->n_sessions, sizeof(*keys));
-		if (!keys) {
-			free(g);
-			return fail(p, s, "tunnels.sessions", "out of memory");
-		}
-		for (i = 0; i < t->n_sessions; i++)
-			keys[i] = (struct dup_key){ t->sessions[i].remote_end_id, i,
-						    where(g[i], "remote_end_id") };
-		ok = dup_check(p, keys, t->n_sessions, "tunnels.sessions.remote_end_id",
-			       "remote_end_id");
-		free(keys);
-	}
-	free(g);
 	return ok;
 }
 
@@ -2315,10 +2330,7 @@ static bool parse_peer_sessions(struct pctx *p, const config_setting_t *s, void 
 {
 	struct peer_profile *pp = obj;
 	struct session_match tmpl;
-	const config_setting_t **g = NULL;
-	struct dup_key *keys;
 	void *arr = NULL;
-	unsigned i;
 	bool ok;
 
 	(void)path;
@@ -2326,22 +2338,9 @@ static bool parse_peer_sessions(struct pctx *p, const config_setting_t *s, void 
 	memset(&tmpl, 0, sizeof(tmpl));
 	free(pp->sessions);	/* a copy of the template's (NULL), or a repeated setting */
 	pp->sessions = NULL;
-	ok = parse_list(p, s, &match_list, &tmpl, &arr, &pp->n_sessions, &g);
+	ok = parse_unique_list(p, s, &match_list, &tmpl, &arr, &pp->n_sessions,
+			       offsetof(struct session_match, remote_end_id), "remote_end_id");
 	pp->sessions = arr;
-	if (ok && pp->n_sessions) {
-		keys = calloc(pp->n_sessions, sizeof(*keys));
-		if (!keys) {
-			free(g);
-			return fail(p, s, "peers.sessions", "out of memory");
-		}
-		for (i = 0; i < pp->n_sessions; i++)
-			keys[i] = (struct dup_key){ pp->sessions[i].remote_end_id, i,
-						    where(g[i], "remote_end_id") };
-		ok = dup_check(p, keys, pp->n_sessions, "peers.sessions.remote_end_id",
-			       "remote_end_id");
-		free(keys);
-	}
-	free(g);
 	return ok;
 }
 
