@@ -166,7 +166,6 @@ static struct {
 	uint32_t mcgrp;			/* the l2tp family's multicast group, 0: none */
 	struct name_ctr *names;
 	uint64_t resyncs;
-	uint64_t lost_tunnels, lost_sessions;	/* deleted outside the daemon */
 	struct usl_timer verify_timer;	/* after lost notices: check everything */
 	bool verify_l2tp, verify_link;	/* which notices were lost */
 	bool children;			/* child_init() done */
@@ -599,6 +598,13 @@ static bool ktunnel_id_eq(const struct usl_hnode *n, const void *key)
 	return usl_hash_entry(n, struct ktunnel, by_id)->id == *(const uint32_t *)key;
 }
 
+static struct ktunnel *ktunnel_find(uint32_t id)
+{
+	struct usl_hnode *n = usl_hash_lookup(&kdp.tunnels, &id, usl_hash_u32(id));
+
+	return n ? usl_hash_entry(n, struct ktunnel, by_id) : NULL;
+}
+
 /* Records kt as ours ("+id"): from now on a crash leaves a trace of it. */
 static void record_add(struct ktunnel *kt)
 {
@@ -855,15 +861,13 @@ static int family_resolve(char *err, size_t errlen)
 static void stale_mark(struct kreq *r, const struct nlmsghdr *nlh)
 {
 	const struct nlattr *tb[L2TP_ATTR_MAX + 1];
-	struct usl_hnode *n;
-	uint32_t id;
+	struct ktunnel *kt;
 
 	(void)r;
 	l2tp_attrs(nlh, tb);
-	id = attr_u32(tb[L2TP_ATTR_CONN_ID]);
-	n = usl_hash_lookup(&kdp.tunnels, &id, usl_hash_u32(id));
-	if (n != NULL)
-		usl_hash_entry(n, struct ktunnel, by_id)->present = true;
+	kt = ktunnel_find(attr_u32(tb[L2TP_ATTR_CONN_ID]));
+	if (kt != NULL)
+		kt->present = true;
 }
 
 static void tunnel_send_delete(struct ktunnel *kt);
@@ -1563,20 +1567,24 @@ static void stats_done(struct kreq *r, int err, const char *ext)
 	ks_put(ks);
 }
 
-/* One SESSION_GET (doit) at a time per session; the cache answers meanwhile. */
-static void stats_refresh(struct ksession *ks)
+/* A SESSION_GET (doit) of ks: its counters refresh the cache; false when out of memory. */
+static bool session_get(struct ksession *ks, kreq_done_fn done)
 {
-	struct nlmsghdr *nlh;
+	struct nlmsghdr *nlh = l2tp_msg(L2TP_CMD_SESSION_GET, NLM_F_ACK);
 
-	if (ks->stats_pending)
-		return;
-	nlh = l2tp_msg(L2TP_CMD_SESSION_GET, NLM_F_ACK);
 	mnl_attr_put_u32(nlh, L2TP_ATTR_CONN_ID, ks->tid);
 	mnl_attr_put_u32(nlh, L2TP_ATTR_SESSION_ID, ks->sid);
-	if (kreq_submit(nlh, ks, stats_done, stats_data) == NULL)
-		return;
+	if (kreq_submit(nlh, ks, done, stats_data) == NULL)
+		return false;
 	ks->refs++;
-	ks->stats_pending = true;
+	return true;
+}
+
+/* One SESSION_GET at a time per session; the cache answers meanwhile. */
+static void stats_refresh(struct ksession *ks)
+{
+	if (!ks->stats_pending && session_get(ks, stats_done))
+		ks->stats_pending = true;
 }
 
 /*
@@ -1639,13 +1647,6 @@ static struct ksession *links_find(unsigned ifindex)
 	return n ? usl_hash_entry(n, struct klink, node)->ks : NULL;
 }
 
-static struct ktunnel *ktunnel_find(uint32_t id)
-{
-	struct usl_hnode *n = usl_hash_lookup(&kdp.tunnels, &id, usl_hash_u32(id));
-
-	return n ? usl_hash_entry(n, struct ktunnel, by_id) : NULL;
-}
-
 /* Our session (tid, sid) while its kernel object is up, or NULL. */
 static struct ksession *ksession_up(uint32_t tid, uint32_t sid)
 {
@@ -1660,7 +1661,6 @@ static void session_lost(struct ksession *ks, const char *what)
 	char why[96];
 
 	snprintf(why, sizeof(why), "%s deleted outside l2tpv3d", what);
-	kdp.lost_sessions++;
 	session_dp_lost(ks->s, why);
 }
 
@@ -1697,12 +1697,7 @@ static void session_verify_done(struct kreq *r, int err, const char *ext)
 
 static void session_verify(struct ksession *ks)
 {
-	struct nlmsghdr *nlh = l2tp_msg(L2TP_CMD_SESSION_GET, NLM_F_ACK);
-
-	mnl_attr_put_u32(nlh, L2TP_ATTR_CONN_ID, ks->tid);
-	mnl_attr_put_u32(nlh, L2TP_ATTR_SESSION_ID, ks->sid);
-	if (kreq_submit(nlh, ks, session_verify_done, stats_data) != NULL)
-		ks->refs++;
+	session_get(ks, session_verify_done);
 }
 
 static void tunnel_lost(struct ktunnel *kt)
@@ -1710,7 +1705,6 @@ static void tunnel_lost(struct ktunnel *kt)
 	char why[64];
 
 	kt->state = K_GONE;
-	kdp.lost_tunnels++;
 	snprintf(why, sizeof(why), "kernel tunnel %u deleted outside l2tpv3d", kt->id);
 	tunnel_dp_lost(kt->t, why);
 }

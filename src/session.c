@@ -244,8 +244,8 @@ static int session_accept_profile(const struct tunnel *t, const uint8_t *reid, s
 	const struct session_profile *base;
 	char id[96];
 
-	usl_str_escape(id, sizeof(id), reid, len);	/* the peer's words: data */
 	if (m == NULL && pp != NULL && pp->refuse_unknown_sessions) {
+		usl_str_escape(id, sizeof(id), reid, len);	/* the peer's words: data */
 		snprintf(why, wl, "Remote End ID \"%s\" is not configured", id);
 		return L2TP_CDN_NO_RESOURCES_PERM;
 	}
@@ -256,6 +256,7 @@ static int session_accept_profile(const struct tunnel *t, const uint8_t *reid, s
 		return 0;
 	if (m->ifname[0] &&
 	    !ifname_from_match(m->ifname, reid, len, out->ifname, sizeof(out->ifname))) {
+		usl_str_escape(id, sizeof(id), reid, len);
 		snprintf(why, wl, "Remote End ID \"%s\" cannot name an interface by \"%s\"", id,
 			 m->ifname);
 		return L2TP_CDN_NO_RESOURCES_PERM;
@@ -269,8 +270,7 @@ int session_on_accept(struct l2tp_cc *cc, struct l2tp_sess *ls, const struct l2t
 		      struct l2tp_sess_cfg *out)
 {
 	struct tunnel *t = l2tp_cc_user(cc);
-	struct session_profile prof_buf;
-	const struct session_profile *prof = &prof_buf;
+	struct session_profile prof;
 	struct session *s;
 	char err[256];
 	int rc;
@@ -279,23 +279,23 @@ int session_on_accept(struct l2tp_cc *cc, struct l2tp_sess *ls, const struct l2t
 		log_info("tunnel %u: refusing session: %s", t->id, err);
 		return L2TP_CDN_NO_RESOURCES_TEMP;
 	}
-	rc = session_accept_profile(t, out->remote_end_id, out->remote_end_id_len, &prof_buf,
+	rc = session_accept_profile(t, out->remote_end_id, out->remote_end_id_len, &prof,
 				    err, sizeof(err));
 	if (rc != 0) {
 		log_info("tunnel %u: refusing session: %s", t->id, err);
 		l2tp_sess_close(ls, (uint16_t)rc, 0, err);	/* the CDN says why */
 		return rc;
 	}
-	s = session_new(t, l2tp_sess_local_sid(ls), prof, NULL, ORIGIN_PEER);
+	s = session_new(t, l2tp_sess_local_sid(ls), &prof, NULL, ORIGIN_PEER);
 	if (s == NULL)
 		return L2TP_CDN_NO_RESOURCES_TEMP;
 	s->sess = ls;
 	l2tp_sess_set_user(ls, s);
-	out->cookie_len = prof->cookie_len;
-	out->l2ss = prof->l2spec;
+	out->cookie_len = prof.cookie_len;
+	out->l2ss = prof.l2spec;
 	/* sequencing: what the peer asks for wins, else the profile */
 	if (out->data_seq == 0)
-		out->data_seq = prof->data_seq;
+		out->data_seq = prof.data_seq;
 	(void)req;
 	event_emit(EV_SESSION_CREATED, t, s, NULL);
 	return 0;

@@ -51,6 +51,8 @@ wait_until 5 sh -c "[ \$(\"$C\" -s '$W/a.ctl' -j show daemon | jq .ctl_clients) 
 # sess NAME: "tid sid ifname" of A's session NAME
 sess() { ctlj a session show name "$1" | jq -r '"\(.tunnel_id) \(.session_id) \(.ifname)"'; }
 tun() { ctlj a tunnel show name "$1" | jq -r .tunnel_id; }
+# replaced KIND NAME OLD_ID: A's static tunnel or session NAME is up again under a new id
+replaced() { [ "$(ctlj a "$1" show name "$2" | jq -r ".$1_id")" != "$3" ]; }
 # peer_of_a_session SID: B's session id for A's session SID
 peer_sid() { ctlj a session show "$1" | jq -r .peer_session_id; }
 
@@ -65,7 +67,7 @@ rc=$?; log_test $rc "B is told: its session $PS cleared by a CDN with result 2 a
 [ $rc = 0 ] || grep "session $PS" "$W/b.log"
 wait_until 5 grep -q "\"event\":\"session-down\",\"tunnel_id\":$T,\"session_id\":$S,.*deleted outside" "$W/mon.a"
 log_test $? "A's monitor gets session-down with the reason"
-wait_until 20 sh -c "[ \"\$(\"$C\" -s '$W/a.ctl' -j session show name u1 | jq -r .session_id)\" != $S ]" &&
+wait_until 20 replaced session u1 "$S" &&
 	wait_until 10 all_up
 rc=$?; log_test $rc "static session u1 comes back (new id), daemons and kernels agree"
 [ $rc = 0 ] || show_state
@@ -76,7 +78,7 @@ ip -n "$NSA" link del "$IF"
 wait_until 5 grep -q "warning: session u2 ($S): interface $IF deleted outside l2tpv3d: clearing it" "$W/a.log" &&
 	wait_until 5 sh -c "! ip -n $NSA l2tp show session | grep -q 'Session ID: $S\$'"
 log_test $? "A: ip link del $IF (eth_vlan): logged, its kernel session deleted too"
-wait_until 20 sh -c "[ \"\$(\"$C\" -s '$W/a.ctl' -j session show name u2 | jq -r .session_id)\" != $S ]" &&
+wait_until 20 replaced session u2 "$S" &&
 	wait_until 10 all_up
 rc=$?; log_test $rc "static session u2 comes back with a new interface, all agree"
 [ $rc = 0 ] || show_state
@@ -88,7 +90,7 @@ wait_until 5 grep -q "warning: session $PS: kernel session $PS deleted outside l
 	wait_until 5 grep -q "session i1 ($S): down: .*result 2 .*kernel session $PS deleted outside" "$W/a.log"
 rc=$?; log_test $rc "B: ip l2tp del session (IP) is noticed; A's i1 cleared by B's CDN"
 [ $rc = 0 ] || grep "session" "$W/a.log" | tail -5
-wait_until 20 sh -c "[ \"\$(\"$C\" -s '$W/a.ctl' -j session show name i1 | jq -r .session_id)\" != $S ]" &&
+wait_until 20 replaced session i1 "$S" &&
 	wait_until 10 all_up
 rc=$?; log_test $rc "A's static session i1 comes back over IP, all agree"
 [ $rc = 0 ] || show_state
@@ -103,7 +105,7 @@ rc=$?; log_test $rc "B is told: StopCCN with result 2 and the reason"
 [ $rc = 0 ] || grep "tunnel $PT" "$W/b.log"
 grep -q "\"event\":\"tunnel-down\",\"tunnel_id\":$T,.*deleted outside" "$W/mon.a"
 log_test $? "A's monitor gets tunnel-down with the reason"
-wait_until 20 sh -c "[ \"\$(\"$C\" -s '$W/a.ctl' -j tunnel show name u | jq -r .tunnel_id)\" != $T ]" &&
+wait_until 20 replaced tunnel u "$T" &&
 	wait_until 20 all_up
 rc=$?; log_test $rc "static tunnel u comes back with its sessions, all agree"
 [ $rc = 0 ] || show_state
@@ -115,7 +117,7 @@ wait_until 5 grep -q "warning: tunnel $PT: kernel tunnel $PT deleted outside l2t
 	wait_until 5 grep -q "tunnel i ($T): down: peer $B_ADDR, result 2 " "$W/a.log"
 rc=$?; log_test $rc "B: ip l2tp del tunnel (IP) is noticed; A's tunnel i cleared by B's StopCCN"
 [ $rc = 0 ] || grep "tunnel" "$W/a.log" | tail -5
-wait_until 20 sh -c "[ \"\$(\"$C\" -s '$W/a.ctl' -j tunnel show name i | jq -r .tunnel_id)\" != $T ]" &&
+wait_until 20 replaced tunnel i "$T" &&
 	wait_until 20 all_up
 rc=$?; log_test $rc "static tunnel i comes back (peer's StopCCN), all agree"
 [ $rc = 0 ] || show_state
