@@ -5,6 +5,10 @@
 # the rates, then the kernel's own limit for the same kernel work measured
 # by tests/bench/nl-create-rate (2N tunnels + sessions, one process, no
 # control protocol), and the ratio between the two.
+#
+# KT_SCALE_PERF=DIR records a system-wide perf profile (perf record -a -g) of
+# the daemons' bring-up and of the raw run into DIR, with reports by process
+# and by symbol (doc/benchmarks.md); it needs perf (scripts/deps --kernel).
 . "$(dirname "$0")/lib.sh"
 kt_setup
 N=${KT_SCALE_N:-1000}
@@ -27,11 +31,31 @@ log_test $? "both daemons start"
 
 for i in $(seq 1 "$N"); do echo "tunnel create peer $B_ADDR name t$i"; done > "$W/up.batch"
 for i in $(seq 1 "$N"); do echo "session create tunnel name t$i name s$i"; done >> "$W/up.batch"
+# perf_start NAME / perf_stop: a system-wide profile of what runs in between
+perf_start() {
+	[ -n "${KT_SCALE_PERF:-}" ] || return 0
+	mkdir -p "$KT_SCALE_PERF"
+	perf record -q -a -g -F 499 -o "$KT_SCALE_PERF/$1.data" >/dev/null 2>&1 &
+	echo $! > "$W/perf.pid"
+	sleep 2	# perf is recording before the work starts (slow under emulation)
+}
+perf_stop() {
+	[ -n "${KT_SCALE_PERF:-}" ] || return 0
+	kill -INT "$(cat "$W/perf.pid")"; wait "$(cat "$W/perf.pid")" 2>/dev/null
+	perf report -i "$KT_SCALE_PERF/$1.data" --no-children --sort comm,dso --stdio \
+		> "$KT_SCALE_PERF/$1.by-process.txt" 2>/dev/null
+	perf report -i "$KT_SCALE_PERF/$1.data" --no-children --sort comm,sym --stdio -g none \
+		--percent-limit 0.5 > "$KT_SCALE_PERF/$1.by-symbol.txt" 2>/dev/null
+	echo "profile: $KT_SCALE_PERF/$1.by-process.txt, $KT_SCALE_PERF/$1.by-symbol.txt"
+}
+
+perf_start daemons-up
 t0=$(now_ms)
 ctl a -j -b "$W/up.batch" > "$W/up.out"
 ok=$(jq -s '[.[] | select(.status == 0)] | length' "$W/up.out")
 poll 120 expect_count "$N" k_sessions "$NSB" && poll 60 expect_count "$N" k_sessions "$NSA"
 t_up=$(now_ms)
+perf_stop daemons-up
 [ "$ok" = $((2 * N)) ]
 log_test $? "$N tunnel + $N session creates through one batch: $ok of $((2 * N)) succeed"
 expect_count "$N" k_tunnels "$NSA" && expect_count "$N" k_tunnels "$NSB" &&
@@ -64,7 +88,9 @@ stop a TERM; stop b TERM
 if [ -x "$BENCH" ]; then
 	ip netns add "l2tpk-bench-$tag" && ip -n "l2tpk-bench-$tag" link set lo up
 	trap 'ip netns del "l2tpk-bench-$tag" 2>/dev/null; kt_cleanup 2>/dev/null' EXIT
+	perf_start raw
 	out=$(ip netns exec "l2tpk-bench-$tag" "$BENCH" -n $((2 * N)) -l); rc=$?
+	perf_stop raw
 	ip netns del "l2tpk-bench-$tag"
 	echo "$out" | head -1
 	r_up=$(sed -n 's/^RATE create=\([0-9]*\) .*/\1/p' <<<"$out")
