@@ -152,6 +152,9 @@ struct tunnel {
 	 * run out (tunnel_reclaim_held_socket)
 	 */
 	struct usl_list held_link;
+	/* the transport's index of connected UDP sockets by local and peer endpoint */
+	struct usl_hnode by_path;
+	bool path_indexed;
 };
 
 struct session {
@@ -222,6 +225,7 @@ uint16_t sockaddr_port(const struct sockaddr *sa);
 void sockaddr_set_port(struct sockaddr *sa, uint16_t port);
 socklen_t sockaddr_len(const struct sockaddr *sa);
 bool sockaddr_eq_addr(const struct sockaddr *a, const struct sockaddr *b);
+bool sockaddr_eq_full(const struct sockaddr *a, const struct sockaddr *b);
 uint32_t sockaddr_hash_addr(const struct sockaddr *sa);
 const char *router_id_str(uint32_t id);					/* static buffer */
 uint32_t router_id_derive(const struct l2tpd_config *c);

@@ -67,6 +67,107 @@ struct listener {
 #define RCVBUF_PER_MSG	2304
 #define LISTENER_RCVBUF_MAX	(16 << 20)
 
+/*
+ * Responder ports once the ephemeral ones ran out ("auto"): one address
+ * has 28,000 to 64,000 of them.  Past that, a new responder socket shares
+ * one of our own ports with other tunnels' sockets (SO_REUSEADDR, connected
+ * at once: the kernel delivers by the exact addresses and ports).  The port
+ * is drawn at random from the range, so the sockets spread evenly over it:
+ * a kernel before 6.13 finds a datagram's socket by walking every socket
+ * bound to its local port, and piling them all on the listener's 1701 made
+ * each datagram and each bind cost O(tunnels).  One rule: no two sockets on
+ * a port may be connected to the same peer address and port (ports.paths).
+ */
+#define EPHEMERAL_RETRY_MS	1000	/* exhausted: try for a port of its own again after this */
+#define PORT_RANGE_FILE		"/proc/sys/net/ipv4/ip_local_port_range"	/* IPv6 too */
+
+static struct {
+	struct usl_hash paths;		/* struct tunnel by_path: connected UDP tunnel sockets */
+	usl_time exhausted_at;		/* the last failed bind for a port of its own, 0: none */
+	unsigned lo, hi;		/* the namespace's ephemeral range, read then */
+} ports;
+
+struct path_key {
+	const struct sockaddr *local, *remote;
+};
+
+static uint32_t path_hash(const struct sockaddr *local, const struct sockaddr *remote)
+{
+	return usl_hash_u32(sockaddr_hash_addr(local) ^ (sockaddr_hash_addr(remote) * 0x9e3779b1u) ^
+			    ((uint32_t)sockaddr_port(local) << 16 | sockaddr_port(remote)));
+}
+
+static bool path_eq(const struct usl_hnode *n, const void *key)
+{
+	const struct tunnel *t = usl_container_of(n, struct tunnel, by_path);
+	const struct path_key *k = key;
+
+	return sockaddr_eq_full(&t->local.sa, k->local) && sockaddr_eq_full(&t->remote.sa, k->remote);
+}
+
+static bool path_taken(const struct sockaddr *local, const struct sockaddr *remote)
+{
+	struct path_key k = { local, remote };
+
+	return usl_hash_lookup(&ports.paths, &k, path_hash(local, remote)) != NULL;
+}
+
+static void path_index(struct tunnel *t)
+{
+	usl_hash_insert(&ports.paths, &t->by_path, path_hash(&t->local.sa, &t->remote.sa));
+	t->path_indexed = true;
+}
+
+static void path_unindex(struct tunnel *t)
+{
+	if (t->path_indexed)
+		usl_hash_remove(&ports.paths, &t->by_path);
+	t->path_indexed = false;
+}
+
+static bool ports_exhausted(void)
+{
+	return ports.exhausted_at.ns != 0 &&
+	       usl_timerset_now(l2tpd.timers).ns - ports.exhausted_at.ns <
+	       usl_time_ms(EPHEMERAL_RETRY_MS).ns;
+}
+
+static void ports_mark_exhausted(void)
+{
+	FILE *f = fopen(PORT_RANGE_FILE, "re");
+
+	ports.exhausted_at = usl_timerset_now(l2tpd.timers);
+	if (f == NULL || fscanf(f, "%u %u", &ports.lo, &ports.hi) != 2 || ports.hi > 65535)
+		ports.lo = 1, ports.hi = 0;	/* nothing to share */
+	if (f != NULL)
+		fclose(f);
+}
+
+/*
+ * A port of ours for t, shared with tunnels to other peer endpoints: from a
+ * random one on, the first that has no tunnel to t's peer address and port
+ * and takes the bind (one held without SO_REUSEADDR is not ours to share).
+ */
+static int bind_shared_ephemeral(struct tunnel *t, int fd, struct sockaddr *a)
+{
+	unsigned n = ports.lo <= ports.hi ? ports.hi - ports.lo + 1 : 0;
+	unsigned start = n ? random_u32_nonzero() % n : 0;
+	int one = 1;
+
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	for (unsigned i = 0; i < n; i++) {
+		sockaddr_set_port(a, (uint16_t)(ports.lo + (start + i) % n));
+		if (path_taken(a, &t->remote.sa))
+			continue;
+		if (bind(fd, a, sockaddr_len(a)) == 0)
+			return 0;
+		if (errno != EADDRINUSE)
+			return -1;
+	}
+	errno = EADDRINUSE;
+	return -1;
+}
+
 /* the configured ones, and a raw socket per family for IP tunnels we open */
 /* twice: a reload opens the new ones beside the old before closing these */
 static struct listener listeners[2 * (2 * CFG_MAX_LISTEN + 2)];
@@ -447,6 +548,10 @@ int transport_replace(const struct l2tpd_config *c, char *err, size_t errlen)
 int transport_init(const struct l2tpd_config *c, char *err, size_t errlen)
 {
 	ip_mode_choose();
+	if (usl_hash_init(&ports.paths, 1024, path_eq) < 0) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
 	return open_listeners(c, err, errlen);
 }
 
@@ -454,6 +559,7 @@ void transport_shutdown(void)
 {
 	close_listeners(0, n_listeners);
 	n_listeners = 0;
+	usl_hash_destroy(&ports.paths);
 }
 
 /* A control message with Control Connection ID 0: only an SCCRQ may be one. */
@@ -521,16 +627,40 @@ static int tunnel_bind(struct tunnel *t, int fd)
 	}
 	memcpy(&a, &t->local, sizeof(a));
 	if (t->prof->udp_src_port != CFG_SPORT_1701) {
-		/* a port of its own */
-		if (bind(fd, (struct sockaddr *)&a, sockaddr_len((struct sockaddr *)&a)) == 0)
+		/* auto, answering a peer: the port may be shared later, see ports */
+		bool shareable = t->prof->udp_src_port == CFG_SPORT_AUTO && t->origin == ORIGIN_PEER;
+
+		/* a port of its own; once none was free, not again for a second (a full scan each) */
+		if (!shareable || !ports_exhausted()) {
+			if (bind(fd, (struct sockaddr *)&a, sockaddr_len((struct sockaddr *)&a)) == 0) {
+				if (shareable)
+					setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+				return 0;
+			}
+			if (t->prof->udp_src_port != CFG_SPORT_AUTO || errno != EADDRINUSE)
+				return -1;
+			if (shareable)
+				ports_mark_exhausted();
+		}
+		if (shareable && bind_shared_ephemeral(t, fd, (struct sockaddr *)&a) == 0) {
+			log_warnx_rl(&port_rl, usl_timerset_now(l2tpd.timers), "no free ephemeral "
+				     "port on %s (net.ipv4.ip_local_port_range %u-%u): new tunnels "
+				     "share our ports, one tunnel per peer address and port on each",
+				     sockaddr_ntop((struct sockaddr *)&t->local), ports.lo, ports.hi);
 			return 0;
-		if (t->prof->udp_src_port != CFG_SPORT_AUTO || errno != EADDRINUSE)
-			return -1;
+		}
 		/* auto: no ephemeral port is free, the listener's is */
 		log_warnx_rl(&port_rl, usl_timerset_now(l2tpd.timers), "no free ephemeral port on "
 			     "%s (net.ipv4.ip_local_port_range): answering new tunnels from port %u, "
 			     "shared", sockaddr_ntop((struct sockaddr *)&t->local),
 			     l2tpd.conf->udp_port);
+		memcpy(&a, &t->local, sizeof(a));
+	}
+	sockaddr_set_port((struct sockaddr *)&a, l2tpd.conf->udp_port);
+	/* an answer to a peer needs the 4-tuple to itself (we initiate: it follows the reply) */
+	if (t->origin == ORIGIN_PEER && path_taken((struct sockaddr *)&a, &t->remote.sa)) {
+		errno = EADDRINUSE;
+		return -1;
 	}
 	/*
 	 * Shares the listener's port: the connected socket wins the lookup
@@ -539,7 +669,6 @@ static int tunnel_bind(struct tunnel *t, int fd)
 	 * so 10,000 tunnels on one port bind ~13x slower than on their own.
 	 */
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	sockaddr_set_port((struct sockaddr *)&a, l2tpd.conf->udp_port);
 	if (bind(fd, (struct sockaddr *)&a, sockaddr_len((struct sockaddr *)&a)) < 0)
 		return -1;
 	t->shared_port = true;
@@ -640,6 +769,26 @@ static ssize_t raw_send(const struct tunnel *t, const uint8_t *buf, size_t len)
 	return sendmsg(l->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
+/* Why tunnel_bind() failed, and what would avoid it. */
+static void bind_error(const struct tunnel *t, char *err, size_t errlen)
+{
+	int e = errno;
+	const char *hint = "";
+
+	if (e == EADDRINUSE && t->prof->udp_src_port == CFG_SPORT_EPHEMERAL)
+		hint = " (no free ephemeral port: widen net.ipv4.ip_local_port_range, or set "
+		       "udp_src_port = \"1701\" in the tunnel profile to share the listener's port)";
+	else if (e == EADDRINUSE && t->origin == ORIGIN_PEER)
+		hint = " (all our ports carry a tunnel to this peer port: widen "
+		       "net.ipv4.ip_local_port_range)";
+	char local[64], remote[64] = "a tunnel";
+
+	sockaddr_str(&t->local.sa, local, sizeof(local));
+	if (t->origin == ORIGIN_PEER)
+		sockaddr_str(&t->remote.sa, remote, sizeof(remote));
+	snprintf(err, errlen, "bind %s for %s: %s%s", local, remote, strerror(e), hint);
+}
+
 int transport_tunnel_open(struct tunnel *t, char *err, size_t errlen)
 {
 	int family = t->remote.sa.sa_family;
@@ -663,11 +812,7 @@ int transport_tunnel_open(struct tunnel *t, char *err, size_t errlen)
 		t->local.sa.sa_family = (sa_family_t)family;
 	}
 	if (tunnel_bind(t, fd) < 0) {
-		snprintf(err, errlen, "bind %s: %s%s", sockaddr_ntop((struct sockaddr *)&t->local),
-			 strerror(errno), errno == EADDRINUSE && t->prof->udp_src_port ==
-			 CFG_SPORT_EPHEMERAL ? " (no free ephemeral port: widen "
-			 "net.ipv4.ip_local_port_range, or set udp_src_port = \"1701\" in the "
-			 "tunnel profile to share the listener's port)" : "");
+		bind_error(t, err, errlen);
 		close(fd);
 		return -1;
 	}
@@ -708,16 +853,20 @@ int transport_tunnel_connect(struct tunnel *t, const struct sockaddr *peer)
 	}
 	if (connect(t->fd, (struct sockaddr *)&a, alen) < 0)
 		return -1;
+	path_unindex(t);
 	memcpy(&t->remote, peer, sockaddr_len(peer));
 	t->remote_len = sockaddr_len(peer);
 	t->connected = true;
 	t->local_len = sizeof(t->local);
 	getsockname(t->fd, (struct sockaddr *)&t->local, &t->local_len);
+	if (t->encap == L2TP_ENCAP_UDP)
+		path_index(t);
 	return 0;
 }
 
 void transport_tunnel_close(struct tunnel *t)
 {
+	path_unindex(t);
 	if (t->ev != NULL)
 		usl_fd_del(t->ev);
 	t->ev = NULL;

@@ -34,12 +34,6 @@ static bool tunnel_id_eq(const struct usl_hnode *n, const void *key)
 	return usl_hash_entry(n, struct tunnel, by_id)->id == *(const uint32_t *)key;
 }
 
-/* The exact peer: address and port (a retransmitted SCCRQ comes from both). */
-static bool sockaddr_eq_full(const struct sockaddr *a, const struct sockaddr *b)
-{
-	return sockaddr_eq_addr(a, b) && sockaddr_port(a) == sockaddr_port(b);
-}
-
 static bool tunnel_peer_eq(const struct usl_hnode *n, const void *key)
 {
 	const struct tunnel *t = usl_hash_entry(n, struct tunnel, by_peer_ccid);

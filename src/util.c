@@ -98,6 +98,12 @@ bool sockaddr_eq_addr(const struct sockaddr *a, const struct sockaddr *b)
 	return memcmp(pa, pb, la) == 0;
 }
 
+/* The exact endpoint: address and port (a retransmitted SCCRQ comes from both). */
+bool sockaddr_eq_full(const struct sockaddr *a, const struct sockaddr *b)
+{
+	return sockaddr_eq_addr(a, b) && sockaddr_port(a) == sockaddr_port(b);
+}
+
 uint32_t sockaddr_hash_addr(const struct sockaddr *sa)
 {
 	size_t len;
