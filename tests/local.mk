@@ -40,11 +40,6 @@ TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += tests/integration/lib.sh $(INTEGRATION_TESTS) scripts/lib.sh scripts/demo \
 	tests/integration/promcheck.py tests/integration/peer.py
 
-# Thousands of tunnels sharing the LNS's port 1701, captured and linted by
-# l2tpv3-inspect (root, else skipped): an inspect test, added to the list
-# that src/inspect/inspect.mk (included before this file) starts.
-INSPECT_TESTS += tests/inspect/shared-port.sh
-
 # Attacks on an LNS in network namespaces (forged sources: raw sockets):
 # each asserts the daemon is alive, back to its baseline, the victim tunnel
 # intact and its replies bounded (doc/security.md).

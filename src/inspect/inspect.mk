@@ -18,7 +18,8 @@ INSPECT_TESTS = \
 	tests/inspect/crafted.sh \
 	tests/inspect/badinput.sh \
 	tests/inspect/daemons.sh \
-	tests/inspect/loss.sh
+	tests/inspect/loss.sh \
+	tests/inspect/shared-port.sh
 TESTS += $(INSPECT_TESTS)
 EXTRA_DIST += $(INSPECT_TESTS) tests/inspect/lib.sh tests/inspect/mkpcap.py \
 	doc/l2tpv3-inspect.md
