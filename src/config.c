@@ -77,6 +77,9 @@ static const struct name_val l2spec_names[] = {
 static const struct name_val data_seq_names[] = {
 	{ "none", 0 }, { "non-ip", 1 }, { "all", 2 }, { NULL, 0 }
 };
+static const struct name_val ll6_names[] = {
+	{ "auto", CFG_LL6_AUTO }, { "on", CFG_LL6_ON }, { "off", CFG_LL6_OFF }, { NULL, 0 }
+};
 static const struct name_val event_loop_names[] = {
 	{ "epoll", 0 }, { "poll", 0 }, { NULL, 0 }
 };
@@ -1762,6 +1765,7 @@ static const struct opt session_profile_opts[] = {
 	O_UINT(S, "mtu", mtu, 68, 65535, "(from the path MTU)"),
 	O_STR(S, "bridge", bridge, check_ifname),
 	{ .name = "address", .kind = OPT_STR, FIELD(S, address), .parse = parse_if_address },
+	O_ENUM(S, "ipv6_link_local", ipv6_link_local, ll6_names),
 	O_UINT(S, "vlan_id", vlan_id, 1, 4094, "(none)"),
 	O_STR(S, "pppd_options", pppd_options, check_printable),
 	O_END

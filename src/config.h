@@ -59,6 +59,9 @@ struct tunnel_profile {
 	uint32_t max_sessions;			/* default 0: global limit */
 };
 
+/* An IPv6 link-local address on a session's interface (doc/kernel-dataplane.md). */
+enum cfg_ll6 { CFG_LL6_AUTO = 0, CFG_LL6_ON, CFG_LL6_OFF };
+
 struct session_profile {
 	char name[CFG_NAME_MAX];
 	uint16_t pw_type;			/* "eth" (default) | "eth_vlan" | "ppp" */
@@ -69,6 +72,7 @@ struct session_profile {
 	uint32_t mtu;				/* 0: derived from the path MTU */
 	char bridge[CFG_NAME_MAX];		/* enslave to this bridge when set */
 	char address[64];			/* "a.b.c.d/len" or v6 to configure, optional */
+	uint16_t ipv6_link_local;		/* enum cfg_ll6: "auto" (only with address) | "on" | "off" */
 	uint16_t vlan_id;			/* eth_vlan: sub-interface VLAN id */
 	char pppd_options[CFG_PATH_MAX];	/* ppp: extra pppd arguments */
 };

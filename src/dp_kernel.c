@@ -60,6 +60,7 @@
 #include <linux/if_pppox.h>
 #include <linux/l2tp.h>
 #include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 
 #include "child.h"
 #include "dp.h"
@@ -71,6 +72,7 @@
 
 #define NL_RCVBUF	(16 << 20)	/* asked for; the kernel may give less */
 #define NL_ACK_COST	1024		/* receive buffer one answer takes (skb truesize) */
+#define RT_ANSWER_COST	4096		/* an RTM_NEWLINK reply to a GETLINK is bigger */
 #define WINDOW_MIN	16
 #define WINDOW_MAX	4096		/* requests in flight */
 #define TX_BATCH_MSGS	256		/* per sendmsg: the kernel runs them inside the call */
@@ -86,16 +88,19 @@
 #define VLAN_OVERHEAD	4
 
 /* K_GONE: deleted outside the daemon, the engine not yet done with it */
-enum kstate { K_STALE, K_CREATING, K_UP, K_DELETING, K_GONE };
+/* K_LINKING: the kernel session exists, its interface is being set up */
+enum kstate { K_STALE, K_CREATING, K_LINKING, K_UP, K_DELETING, K_GONE };
 
 struct kreq;
+struct nlchan;
 typedef void (*kreq_done_fn)(struct kreq *r, int err, const char *ext);
 typedef void (*kreq_data_fn)(struct kreq *r, const struct nlmsghdr *nlh);
 
 struct kreq {
 	struct usl_hnode by_seq;	/* kdp.inflight, once sent */
-	struct usl_list qlink;		/* kdp.queue, until sent */
+	struct usl_list qlink;		/* its channel's queue, until sent */
 	struct usl_list tlink;		/* ktunnel.sess_dels, while queued */
+	struct nlchan *ch;		/* the socket it goes out on */
 	bool queued;
 	bool found;			/* a probe (or GET) saw its object */
 	uint32_t seq;
@@ -137,6 +142,9 @@ struct ksession {
 	char link_lost[IFNAMSIZ];	/* an interface of ours vanished: being checked */
 	unsigned kindex, ifindex, mtu;
 	unsigned name_tries;
+	unsigned links_pending;		/* rtnetlink requests unanswered (K_LINKING) */
+	int link_err;			/* the first one's error */
+	const char *link_what;		/* and which it was */
 	pid_t pppd;
 	struct dp_session_stats stats;
 	usl_time stats_at;
@@ -150,14 +158,26 @@ struct name_ctr {
 	char pattern[CFG_NAME_MAX];
 };
 
-static struct {
+/*
+ * One netlink socket of the request machine: generic netlink for the l2tp
+ * family, rtnetlink for the sessions' interfaces.  Both run the same way
+ * (batches, a window, resync); sequence numbers are shared, so one hash
+ * finds any request.
+ */
+struct nlchan {
+	const char *name;		/* for logs */
 	int fd;
 	struct usl_fd *ev;
-	uint16_t family;
-	uint32_t portid, seq;
-	struct usl_hash inflight;	/* struct kreq by seq */
+	unsigned answer_cost;		/* receive buffer one answer takes */
 	unsigned n_inflight, window, window_max;
 	struct usl_list queue;		/* struct kreq, unsent */
+};
+
+static struct {
+	struct nlchan gnl, rtnl;
+	uint16_t family;
+	uint32_t seq;
+	struct usl_hash inflight;	/* struct kreq by seq */
 	struct event *flush_ev;		/* runs nl_flush() once this loop turn is done */
 	bool flush_pending;
 	struct usl_timer retry_timer;	/* after a failed send */
@@ -173,7 +193,7 @@ static struct {
 	int lock_fd;
 	struct dps_writer rec;
 	struct usl_timer rec_timer;	/* next rewrite attempt after a failed one */
-} kdp = { .fd = -1, .rec.fd = -1, .lock_fd = -1 };
+} kdp = { .gnl.fd = -1, .rtnl.fd = -1, .rec.fd = -1, .lock_fd = -1 };
 
 static struct log_ratelimit nl_rl = LOG_RATELIMIT_INIT(10, 10);
 /* a full disk retries every second: a few lines a minute, and the count */
@@ -255,14 +275,14 @@ static void kreq_queue(struct kreq *r)
 		kdp.seq = 1;
 	r->seq = kdp.seq;
 	((struct nlmsghdr *)r->msg)->nlmsg_seq = r->seq;
-	usl_list_add_tail(&kdp.queue, &r->qlink);
+	usl_list_add_tail(&r->ch->queue, &r->qlink);
 	r->queued = true;
 	flush_soon();
 }
 
-/* Copies nlh into a new request and queues it; NULL when out of memory. */
-static struct kreq *kreq_submit(const struct nlmsghdr *nlh, void *obj, kreq_done_fn done,
-				kreq_data_fn data)
+/* Copies nlh into a new request for ch and queues it; NULL when out of memory. */
+static struct kreq *kreq_submit_on(struct nlchan *ch, const struct nlmsghdr *nlh, void *obj,
+				   kreq_done_fn done, kreq_data_fn data)
 {
 	struct kreq *r = malloc(sizeof(*r) + nlh->nlmsg_len);
 
@@ -271,11 +291,19 @@ static struct kreq *kreq_submit(const struct nlmsghdr *nlh, void *obj, kreq_done
 	memset(r, 0, sizeof(*r));
 	usl_list_init(&r->tlink);
 	memcpy(r->msg, nlh, nlh->nlmsg_len);
+	r->ch = ch;
 	r->obj = obj;
 	r->done = done;
 	r->data = data;
 	kreq_queue(r);
 	return r;
+}
+
+/* An l2tp (generic netlink) request. */
+static struct kreq *kreq_submit(const struct nlmsghdr *nlh, void *obj, kreq_done_fn done,
+				kreq_data_fn data)
+{
+	return kreq_submit_on(&kdp.gnl, nlh, obj, done, data);
 }
 
 /* Drops a request that never left the queue (a cancelled create). */
@@ -289,9 +317,9 @@ static void kreq_unqueue(struct kreq *r)
 static void kreq_finish(struct kreq *r, int err, const char *ext)
 {
 	usl_hash_remove(&kdp.inflight, &r->by_seq);
-	kdp.n_inflight--;
-	if (err == 0 && kdp.window < kdp.window_max)
-		kdp.window++;
+	r->ch->n_inflight--;
+	if (err == 0 && r->ch->window < r->ch->window_max)
+		r->ch->window++;
 	r->done(r, err, ext);
 	free(r);
 }
@@ -303,18 +331,17 @@ static void rec_flush(void);
  * the kernel processes a batch inside the call, so the bound keeps the
  * loop responsive; the rest goes at the next turn.
  */
-static void nl_flush(void)
+static void chan_flush(struct nlchan *ch)
 {
 	struct usl_list *pos;
 	size_t off = 0;
 	unsigned n = 0;
 
-	rec_flush();	/* "+id" must be on file before the kernel has the tunnel */
-	usl_list_foreach(pos, &kdp.queue) {
+	usl_list_foreach(pos, &ch->queue) {
 		struct kreq *r = usl_list_entry(pos, struct kreq, qlink);
 		size_t len = kreq_nlh(r)->nlmsg_len;
 
-		if (kdp.n_inflight + n >= kdp.window || n >= TX_BATCH_MSGS ||
+		if (ch->n_inflight + n >= ch->window || n >= TX_BATCH_MSGS ||
 		    off + len > sizeof(txbuf))
 			break;
 		memcpy(txbuf + off, r->msg, len);
@@ -323,22 +350,29 @@ static void nl_flush(void)
 	}
 	if (n == 0)
 		return;
-	if (send(kdp.fd, txbuf, off, 0) < 0) {
-		log_warnx_rl(&nl_rl, now(), "netlink send: %s (retrying)", strerror(errno));
+	if (send(ch->fd, txbuf, off, 0) < 0) {
+		log_warnx_rl(&nl_rl, now(), "%s send: %s (retrying)", ch->name, strerror(errno));
 		usl_timer_arm(l2tpd.timers, &kdp.retry_timer, usl_time_ms(10));
 		return;
 	}
 	while (n-- > 0) {
-		struct kreq *r = usl_list_first_entry(&kdp.queue, struct kreq, qlink);
+		struct kreq *r = usl_list_first_entry(&ch->queue, struct kreq, qlink);
 
 		usl_list_del(&r->qlink);
 		usl_list_del(&r->tlink);
 		r->queued = false;
 		usl_hash_insert(&kdp.inflight, &r->by_seq, usl_hash_u32(r->seq));
-		kdp.n_inflight++;
+		ch->n_inflight++;
 	}
-	if (!usl_list_empty(&kdp.queue) && kdp.n_inflight < kdp.window)
+	if (!usl_list_empty(&ch->queue) && ch->n_inflight < ch->window)
 		flush_next_turn();
+}
+
+static void nl_flush(void)
+{
+	rec_flush();	/* "+id" must be on file before the kernel has the tunnel */
+	chan_flush(&kdp.gnl);
+	chan_flush(&kdp.rtnl);
 }
 
 static void on_flush_event(evutil_socket_t fd, short what, void *arg)
@@ -389,7 +423,7 @@ static int nl_done_error(const struct nlmsghdr *nlh)
 }
 
 /* Every message of a datagram goes to its own request, errors included. */
-static void nl_input(const void *buf, size_t len)
+static void nl_input(const struct nlchan *ch, const void *buf, size_t len)
 {
 	const struct nlmsghdr *nlh = buf;
 	int rem = (int)len;
@@ -399,8 +433,8 @@ static void nl_input(const void *buf, size_t len)
 
 	for (; mnl_nlmsg_ok(nlh, rem); nlh = mnl_nlmsg_next(nlh, &rem)) {
 		r = kreq_find(nlh->nlmsg_seq);
-		if (r == NULL) {
-			log_debug("netlink: answer to no request (seq %u type %u)",
+		if (r == NULL || r->ch != ch) {
+			log_debug("%s: answer to no request (seq %u type %u)", ch->name,
 				  nlh->nlmsg_seq, nlh->nlmsg_type);
 			continue;
 		}
@@ -491,7 +525,7 @@ static void kreq_recover(struct kreq *r)
 {
 	uint8_t cmd = kreq_cmd(r);
 
-	if (kreq_nlh(r)->nlmsg_type == kdp.family &&
+	if (r->ch == &kdp.gnl && kreq_nlh(r)->nlmsg_type == kdp.family &&
 	    (cmd == L2TP_CMD_TUNNEL_CREATE || cmd == L2TP_CMD_SESSION_CREATE)) {
 		if (!kreq_probe(r)) {
 			r->done(r, -ENOMEM, "netlink answer lost");
@@ -500,7 +534,7 @@ static void kreq_recover(struct kreq *r)
 		return;
 	}
 	r->found = false;
-	kreq_queue(r);	/* idempotent: GET, dump, MODIFY, DELETE (ENODEV = done) */
+	kreq_queue(r);	/* idempotent: GET, dump, MODIFY, DELETE (ENODEV = done), link set */
 }
 
 /*
@@ -508,20 +542,29 @@ static void kreq_recover(struct kreq *r)
  * known.  The kernel ran every request we sent before answering, so the
  * objects' state is settled: ask again for all that are unanswered.
  */
-static void nl_resync(const char *why)
+static void nl_resync(struct nlchan *ch, const char *why)
 {
+	struct usl_list lost;
 	struct usl_hnode *n;
 
 	kdp.resyncs++;
-	log_warnx_rl(&nl_rl, now(), "netlink: %s with %u requests unanswered: re-checking them "
-		     "(window %u -> %u)", why, kdp.n_inflight, kdp.window,
-		     kdp.window / 2 > WINDOW_MIN ? kdp.window / 2 : WINDOW_MIN);
-	kdp.window = kdp.window / 2 > WINDOW_MIN ? kdp.window / 2 : WINDOW_MIN;
-	while ((n = usl_hash_first(&kdp.inflight)) != NULL) {
+	log_warnx_rl(&nl_rl, now(), "%s: %s with %u requests unanswered: re-checking them "
+		     "(window %u -> %u)", ch->name, why, ch->n_inflight, ch->window,
+		     ch->window / 2 > WINDOW_MIN ? ch->window / 2 : WINDOW_MIN);
+	ch->window = ch->window / 2 > WINDOW_MIN ? ch->window / 2 : WINDOW_MIN;
+	usl_list_init(&lost);
+	for (n = usl_hash_first(&kdp.inflight); n != NULL; n = usl_hash_next(&kdp.inflight, n)) {
 		struct kreq *r = usl_hash_entry(n, struct kreq, by_seq);
 
-		usl_hash_remove(&kdp.inflight, n);
-		kdp.n_inflight--;
+		if (r->ch == ch)
+			usl_list_add_tail(&lost, &r->qlink);	/* qlink is free while in flight */
+	}
+	while (!usl_list_empty(&lost)) {
+		struct kreq *r = usl_list_first_entry(&lost, struct kreq, qlink);
+
+		usl_list_del(&r->qlink);
+		usl_hash_remove(&kdp.inflight, &r->by_seq);
+		ch->n_inflight--;
 		kreq_recover(r);
 	}
 }
@@ -529,7 +572,7 @@ static void nl_resync(const char *why)
 static struct mmsghdr rx_msgs[RX_BATCH];
 static struct iovec rx_iov[RX_BATCH];
 
-static void nl_read(void)
+static void nl_read(struct nlchan *ch)
 {
 	bool lost = false;
 	int n;
@@ -539,54 +582,63 @@ static void nl_read(void)
 			rx_iov[i] = (struct iovec){ rxbuf[i], RX_BUFSZ };
 			rx_msgs[i].msg_hdr = (struct msghdr){ .msg_iov = &rx_iov[i], .msg_iovlen = 1 };
 		}
-		n = recvmmsg(kdp.fd, rx_msgs, RX_BATCH, MSG_DONTWAIT, NULL);
+		n = recvmmsg(ch->fd, rx_msgs, RX_BATCH, MSG_DONTWAIT, NULL);
 		if (n < 0 && errno == ENOBUFS) {
 			lost = true;
 			continue;
 		}
 		if (n < 0) {
 			if (errno != EAGAIN && errno != EINTR)
-				log_warnx_rl(&nl_rl, now(), "netlink recv: %s", strerror(errno));
+				log_warnx_rl(&nl_rl, now(), "%s recv: %s", ch->name, strerror(errno));
 			break;
 		}
 		for (int i = 0; i < n; i++) {
 			if (rx_msgs[i].msg_hdr.msg_flags & MSG_TRUNC)
 				lost = true;
 			else
-				nl_input(rxbuf[i], rx_msgs[i].msg_len);
+				nl_input(ch, rxbuf[i], rx_msgs[i].msg_len);
 		}
 		if (n < RX_BATCH)
 			break;
 	}
 	if (lost)
-		nl_resync("receive buffer overrun (ENOBUFS)");
+		nl_resync(ch, "receive buffer overrun (ENOBUFS)");
 }
 
 static void on_nl_readable(int fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
-	(void)arg;
-	nl_read();
+	nl_read(arg);
 	nl_flush();	/* the window opened; completions queued follow-ups */
 }
 
 /* Start-up and shut-down only: runs the request machine until it is idle. */
+static bool chan_busy(const struct nlchan *ch)
+{
+	return ch->fd >= 0 && (ch->n_inflight > 0 || !usl_list_empty(&ch->queue));
+}
+
 static int nl_sync(int timeout_ms)
 {
 	struct timespec t0, t;
-	struct pollfd p = { .fd = kdp.fd, .events = POLLIN };
+	struct pollfd p[2] = { { .fd = kdp.gnl.fd, .events = POLLIN },
+			       { .fd = kdp.rtnl.fd, .events = POLLIN } };
 	long left;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (kdp.n_inflight > 0 || !usl_list_empty(&kdp.queue)) {
+	while (chan_busy(&kdp.gnl) || chan_busy(&kdp.rtnl)) {
 		nl_flush();
 		clock_gettime(CLOCK_MONOTONIC, &t);
 		left = timeout_ms - ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
 		if (left <= 0)
 			return -ETIMEDOUT;
-		if (poll(&p, 1, (int)left) > 0)
-			nl_read();
+		if (poll(p, 2, (int)left) <= 0)	/* a closed fd (-1) is skipped */
+			continue;
+		if (p[0].revents)
+			nl_read(&kdp.gnl);
+		if (p[1].revents)
+			nl_read(&kdp.rtnl);
 	}
 	return 0;
 }
@@ -1115,11 +1167,14 @@ static struct name_ctr *name_counter(const char *pattern)
 }
 
 /*
- * The next free name for pattern: a counter per pattern, skipping names in
- * use, so we never depend on the kernel's own "%d" (limited to 32k names
- * and unaware of names we are about to use).
+ * The next name for pattern: a counter per pattern, so we never depend on
+ * the kernel's own "%d" (limited to 32k names and unaware of names we are
+ * about to use).  The first try takes the counter's name unchecked: the
+ * create fails with EEXIST if it is taken, and only then (probe) are names
+ * in use skipped with a lookup each - a lookup per session would be a
+ * synchronous round trip per session in a storm.
  */
-static int ifname_pick(const char *pattern, char *out)
+static int ifname_pick(const char *pattern, bool probe, char *out)
 {
 	struct name_ctr *c;
 
@@ -1135,7 +1190,7 @@ static int ifname_pick(const char *pattern, char *out)
 		int rc = ifname_expand(pattern, c->n, out, IFNAMSIZ);
 
 		c->n = (c->n + 1) % IFNAME_NUMBERS;
-		if (rc == 0 && link_index(out) == 0)
+		if (rc == 0 && (!probe || link_index(out) == 0))
 			return 0;
 	}
 	return -ENOSPC;
@@ -1296,9 +1351,9 @@ static int session_submit_create(struct session *s, struct ksession *ks)
 }
 
 /* Interface names for s: the kernel's (kname) and the operator's (ifname). */
-static int session_names(struct session *s, struct ksession *ks)
+static int session_names(struct session *s, struct ksession *ks, bool probe)
 {
-	int rc = ifname_pick(ks->pattern, ks->kname);
+	int rc = ifname_pick(ks->pattern, probe, ks->kname);
 
 	if (rc != 0)
 		return rc;
@@ -1377,7 +1432,7 @@ static int kernel_session_create(struct session *s)
 	ks->pw = sess_pw(s);
 	ks->state = K_CREATING;
 	session_pattern(s, ks);
-	rc = session_names(s, ks);
+	rc = session_names(s, ks, false);
 	if (rc == 0)
 		rc = session_submit_create(s, ks);
 	if (rc != 0) {
@@ -1415,53 +1470,222 @@ static int link_up_ppp(struct session *s, struct ksession *ks, char *err, size_t
 	return 0;
 }
 
-/* MTU and up on the l2tpeth device; for eth_vlan a VLAN on it, which the operator gets. */
-static int link_up_eth(struct session *s, struct ksession *ks, char *err, size_t errlen)
+/*
+ * An Ethernet session's interface is set up through rtnetlink in the same
+ * batches as the l2tp requests: one RTM_NEWLINK by name (MTU, master,
+ * IFF_UP) and one RTM_GETLINK by name for its index, sent together, so a
+ * storm of sessions costs no synchronous round trip per session.  What the
+ * rarer profiles add on top (a VLAN, an address) is done synchronously
+ * (link.c) once both are answered.
+ */
+static struct nlmsghdr *rt_link_msg(uint16_t type, const char *name)
 {
-	bool vlan = sess_pw(s) == L2TP_PW_ETH_VLAN;
-	struct link_params p = { .mtu = session_mtu(s), .up = true };
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(scratch);
+	struct ifinfomsg *ifi;
+
+	nlh->nlmsg_type = type;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
+	ifi->ifi_family = AF_UNSPEC;
+	mnl_attr_put_strz(nlh, IFLA_IFNAME, name);
+	return nlh;
+}
+
+static void session_linked(struct ksession *ks);
+
+static void link_step(struct ksession *ks, int err, const char *ext, const char *what)
+{
+	if (err != 0 && ks->link_err == 0) {
+		ks->link_err = err;
+		ks->link_what = what;
+		if (ks->s != NULL)
+			log_kernel_error("session", ks->sid, what, err, ext);
+	}
+	if (--ks->links_pending == 0)
+		session_linked(ks);
+	ks_put(ks);	/* the request's reference */
+}
+
+static void link_set_done(struct kreq *r, int err, const char *ext)
+{
+	link_step(r->obj, err, ext, "RTM_NEWLINK (mtu, up)");
+}
+
+static void link_index_data(struct kreq *r, const struct nlmsghdr *nlh)
+{
+	struct ksession *ks = r->obj;
+	const struct ifinfomsg *ifi = mnl_nlmsg_get_payload(nlh);
+
+	if (nlh->nlmsg_type == RTM_NEWLINK && nlh->nlmsg_len >= mnl_nlmsg_size(sizeof(*ifi)))
+		ks->kindex = (unsigned)ifi->ifi_index;
+}
+
+static void link_index_done(struct kreq *r, int err, const char *ext)
+{
+	struct ksession *ks = r->obj;
+
+	link_step(ks, err == 0 && ks->kindex == 0 ? -ENODEV : err, ext, "RTM_GETLINK");
+}
+
+static bool link_submit(struct ksession *ks, const struct nlmsghdr *nlh, kreq_done_fn done,
+			kreq_data_fn data)
+{
+	if (kreq_submit_on(&kdp.rtnl, nlh, ks, done, data) == NULL)
+		return false;
+	ks->refs++;
+	ks->links_pending++;
+	return true;
+}
+
+/*
+ * An IPv6 link-local address on the interface the operator uses: with an
+ * address configured (a routed pseudowire) unless told otherwise, never on
+ * a plain wire.  A link-local address sends DAD, router solicitations and
+ * MLD reports into the customer's layer 2 and answers theirs; at a storm of
+ * pseudowires that traffic, and the kernel's per-interface IPv6 routes,
+ * cost more than all the rest of the set-up (doc/kernel-dataplane.md).
+ */
+static bool want_ipv6_ll(const struct session *s)
+{
+	return s->prof->ipv6_link_local == CFG_LL6_ON ||
+	       (s->prof->ipv6_link_local == CFG_LL6_AUTO && s->prof->address[0] != '\0');
+}
+
+/* IFLA_AF_SPEC { AF_INET6 { IFLA_INET6_ADDR_GEN_MODE: none } } */
+static void put_no_ipv6_ll(struct nlmsghdr *nlh)
+{
+	struct nlattr *spec = mnl_attr_nest_start(nlh, IFLA_AF_SPEC);
+	struct nlattr *in6 = mnl_attr_nest_start(nlh, AF_INET6);
+
+	mnl_attr_put_u8(nlh, IFLA_INET6_ADDR_GEN_MODE, IN6_ADDR_GEN_MODE_NONE);
+	mnl_attr_nest_end(nlh, in6);
+	mnl_attr_nest_end(nlh, spec);
+}
+
+/*
+ * The kernel made the session and its l2tpeth device: MTU, master and up,
+ * and its index.  Without a link-local address the mode is set in a first
+ * request and IFF_UP in a second (the kernel makes the address on up).
+ */
+static int session_link_submit(struct session *s, struct ksession *ks, char *err, size_t errlen)
+{
+	const char *bridge = ks->pw == L2TP_PW_ETH ? s->prof->bridge : NULL;
+	/* under a VLAN (eth_vlan) the l2tpeth is a trunk: the VLAN gets the policy */
+	bool ll6 = ks->pw == L2TP_PW_ETH && want_ipv6_ll(s);
+	struct nlmsghdr *nlh;
+	struct ifinfomsg *ifi;
+	unsigned master = 0;
+
+	if (bridge != NULL && bridge[0]) {
+		master = link_index(bridge);
+		if (master == 0) {
+			snprintf(err, errlen, "bridge %s: no such interface", bridge);
+			return -ENODEV;
+		}
+	}
+	ks->mtu = session_mtu(s);
+	nlh = rt_link_msg(RTM_NEWLINK, ks->kname);
+	mnl_attr_put_u32(nlh, IFLA_MTU, ks->mtu);
+	if (master != 0)
+		mnl_attr_put_u32(nlh, IFLA_MASTER, master);
+	ifi = mnl_nlmsg_get_payload(nlh);
+	if (ll6)
+		ifi->ifi_flags = ifi->ifi_change = IFF_UP;	/* all in one request */
+	else
+		put_no_ipv6_ll(nlh);
+	ks->state = K_LINKING;
+	if (!link_submit(ks, nlh, link_set_done, NULL)) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	if (!ll6) {
+		nlh = rt_link_msg(RTM_NEWLINK, ks->kname);
+		ifi = mnl_nlmsg_get_payload(nlh);
+		ifi->ifi_flags = ifi->ifi_change = IFF_UP;
+		if (!link_submit(ks, nlh, link_set_done, NULL))
+			goto nomem;
+	}
+	if (!link_submit(ks, rt_link_msg(RTM_GETLINK, ks->kname), link_index_done,
+			 link_index_data))
+		goto nomem;
+	return 0;
+nomem:	/* reported when those sent are answered */
+	ks->link_err = -ENOMEM;
+	ks->link_what = "out of memory";
+	return 0;
+}
+
+/* What a profile adds once the l2tpeth device is up: a VLAN on it (the operator's), an address. */
+static int session_link_extras(struct session *s, struct ksession *ks, char *err, size_t errlen)
+{
+	struct link_params p = { .address = s->prof->address };
 	int rc;
 
-	ks->kindex = link_index(ks->kname);
-	if (ks->kindex == 0) {
-		snprintf(err, errlen, "interface %s vanished", ks->kname);
-		return -ENODEV;
-	}
 	ks->ifindex = ks->kindex;
-	ks->mtu = p.mtu;
-	if (vlan) {
-		rc = link_configure(ks->kindex, &p, err, errlen);
-		if (rc == 0)
-			rc = link_vlan_add(ks->kindex, ks->ifname, s->prof->vlan_id, &ks->ifindex,
-					   err, errlen);
+	if (ks->pw == L2TP_PW_ETH_VLAN) {
+		rc = link_vlan_add(ks->kindex, ks->ifname, s->prof->vlan_id, &ks->ifindex,
+				   err, errlen);
 		if (rc != 0)
 			return rc;
-		p.mtu -= VLAN_OVERHEAD;
-		ks->mtu = p.mtu;
+		ks->mtu -= VLAN_OVERHEAD;
+		p.mtu = ks->mtu;
+		p.up = true;
+		p.bridge = s->prof->bridge;
+		p.no_ipv6_ll = !want_ipv6_ll(s);
 	}
-	p.bridge = s->prof->bridge;
-	p.address = s->prof->address;
 	return link_configure(ks->ifindex, &p, err, errlen);
 }
 
 static void links_add(struct ksession *ks);
 
-static void session_up(struct session *s, struct ksession *ks)
+static void session_ready(struct session *s, struct ksession *ks)
 {
-	char err[256] = "";
-	int rc = ks->pw == L2TP_PW_PPP ? link_up_ppp(s, ks, err, sizeof(err))
-				       : link_up_eth(s, ks, err, sizeof(err));
-
-	if (rc != 0) {
-		session_send_delete(ks);	/* no kernel object may stay behind */
-		session_fail(s, ks, rc, "%s: %s", ks->ifname, err);
-		return;
-	}
 	ks->state = K_UP;
 	links_add(ks);
 	snprintf(s->ifname, sizeof(s->ifname), "%s", ks->ifname);
 	s->dp_handle = ks->ifindex;
 	session_dp_done(s, 0);
+}
+
+static void session_linked(struct ksession *ks)
+{
+	struct session *s = ks->s;
+	char err[256] = "";
+	int rc = ks->link_err;
+
+	if (s == NULL)		/* deleted meanwhile: its SESSION_DELETE is sent */
+		return;
+	if (rc != 0)
+		snprintf(err, sizeof(err), "%s: %s", ks->link_what, strerror(-rc));
+	else
+		rc = session_link_extras(s, ks, err, sizeof(err));
+	if (rc != 0) {
+		session_send_delete(ks);	/* no kernel object may stay behind */
+		session_fail(s, ks, rc, "%s: %s", ks->ifname, err);
+		return;
+	}
+	session_ready(s, ks);
+}
+
+/* The kernel has the session: pppd for PPP, the interface's set-up for Ethernet. */
+static void session_up(struct session *s, struct ksession *ks)
+{
+	char err[256] = "";
+	int rc;
+
+	if (ks->pw == L2TP_PW_PPP) {
+		rc = link_up_ppp(s, ks, err, sizeof(err));
+		if (rc == 0) {
+			session_ready(s, ks);
+			return;
+		}
+	} else {
+		rc = session_link_submit(s, ks, err, sizeof(err));
+		if (rc == 0)
+			return;
+	}
+	session_send_delete(ks);	/* no kernel object may stay behind */
+	session_fail(s, ks, rc, "%s: %s", ks->ifname, err);
 }
 
 /* The name was taken between our check and the kernel's: take the next one. */
@@ -1470,7 +1694,7 @@ static bool session_retry_name(struct session *s, struct ksession *ks, int err)
 	if (err != -EEXIST || ks->pw == L2TP_PW_PPP || strstr(ks->pattern, "%d") == NULL ||
 	    ks->name_tries++ >= NAME_RETRIES || link_index(ks->kname) == 0)
 		return false;
-	return session_names(s, ks) == 0 && session_submit_create(s, ks) == 0;
+	return session_names(s, ks, true) == 0 && session_submit_create(s, ks) == 0;
 }
 
 static void session_create_done(struct kreq *r, int err, const char *ext)
@@ -1973,50 +2197,62 @@ static json_object *kernel_describe(const struct tunnel *t, const struct session
  * one (FORCE: we have CAP_NET_ADMIN anyway) and size the window from what
  * the kernel granted.
  */
-static void nl_buffers(void)
+static void nl_buffers(struct nlchan *ch)
 {
 	int sz = NL_RCVBUF, one = 1;
 	socklen_t len = sizeof(sz);
 
-	if (setsockopt(kdp.fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)) < 0)
-		setsockopt(kdp.fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	if (setsockopt(ch->fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)) < 0)
+		setsockopt(ch->fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
 	if (getenv("L2TPV3D_NL_RCVBUF") != NULL) {	/* tests: provoke ENOBUFS */
 		sz = atoi(getenv("L2TPV3D_NL_RCVBUF"));
-		setsockopt(kdp.fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+		setsockopt(ch->fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
 	}
-	getsockopt(kdp.fd, SOL_SOCKET, SO_RCVBUF, &sz, &len);
-	kdp.window_max = (unsigned)sz / NL_ACK_COST;
-	if (kdp.window_max > WINDOW_MAX)
-		kdp.window_max = WINDOW_MAX;
-	if (kdp.window_max < WINDOW_MIN)
-		kdp.window_max = WINDOW_MIN;
-	kdp.window = kdp.window_max;
+	getsockopt(ch->fd, SOL_SOCKET, SO_RCVBUF, &sz, &len);
+	ch->window_max = (unsigned)sz / ch->answer_cost;
+	if (ch->window_max > WINDOW_MAX)
+		ch->window_max = WINDOW_MAX;
+	if (ch->window_max < WINDOW_MIN)
+		ch->window_max = WINDOW_MIN;
+	ch->window = ch->window_max;
 	/* small ACKs (no copy of the request), and the kernel's reason on errors */
-	setsockopt(kdp.fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
-	setsockopt(kdp.fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
+	setsockopt(ch->fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
+	setsockopt(ch->fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
 }
 
-static int nl_open(char *err, size_t errlen)
+static int nl_open(struct nlchan *ch, int proto, const char *name, unsigned answer_cost,
+		   char *err, size_t errlen)
 {
-	struct mnl_socket *nl = mnl_socket_open2(NETLINK_GENERIC, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, proto);
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };	/* the kernel picks our port */
 
-	if (nl == NULL || mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-		snprintf(err, errlen, "generic netlink socket: %s", strerror(errno));
-		if (nl != NULL)
-			mnl_socket_close(nl);
+	ch->name = name;
+	ch->answer_cost = answer_cost;
+	usl_list_init(&ch->queue);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		snprintf(err, errlen, "%s socket: %s", name, strerror(errno));
+		if (fd >= 0)
+			close(fd);
 		return -1;
 	}
-	/* keep the fd, drop the wrapper: the loop and sendmsg/recvmmsg use the fd */
-	kdp.fd = dup(mnl_socket_get_fd(nl));
-	kdp.portid = mnl_socket_get_portid(nl);
-	mnl_socket_close(nl);
-	if (kdp.fd < 0 || fcntl(kdp.fd, F_SETFL, O_NONBLOCK) < 0 ||
-	    fcntl(kdp.fd, F_SETFD, FD_CLOEXEC) < 0) {
-		snprintf(err, errlen, "generic netlink socket: %s", strerror(errno));
+	ch->fd = fd;
+	nl_buffers(ch);
+	ch->ev = usl_fd_add(l2tpd.loop, fd, USL_READ, on_nl_readable, ch);
+	if (ch->ev == NULL) {
+		snprintf(err, errlen, "%s: event registration failed", name);
 		return -1;
 	}
-	nl_buffers();
 	return 0;
+}
+
+static void nl_close(struct nlchan *ch)
+{
+	if (ch->ev != NULL)
+		usl_fd_del(ch->ev);
+	ch->ev = NULL;
+	if (ch->fd >= 0)
+		close(ch->fd);
+	ch->fd = -1;
 }
 
 static void kernel_free_all(void)
@@ -2024,8 +2260,10 @@ static void kernel_free_all(void)
 	struct usl_hnode *n;
 	struct name_ctr *c;
 
-	while (!usl_list_empty(&kdp.queue))
-		kreq_unqueue(usl_list_first_entry(&kdp.queue, struct kreq, qlink));
+	while (kdp.gnl.name != NULL && !usl_list_empty(&kdp.gnl.queue))
+		kreq_unqueue(usl_list_first_entry(&kdp.gnl.queue, struct kreq, qlink));
+	while (kdp.rtnl.name != NULL && !usl_list_empty(&kdp.rtnl.queue))
+		kreq_unqueue(usl_list_first_entry(&kdp.rtnl.queue, struct kreq, qlink));
 	while ((n = usl_hash_first(&kdp.inflight)) != NULL) {
 		usl_hash_remove(&kdp.inflight, n);
 		free(usl_hash_entry(n, struct kreq, by_seq));
@@ -2058,15 +2296,13 @@ static void kernel_close(void)
 	if (kdp.flush_ev != NULL)
 		event_free(kdp.flush_ev);
 	kdp.flush_ev = NULL;
-	if (kdp.ev != NULL)
-		usl_fd_del(kdp.ev);
-	kdp.ev = NULL;
+	nl_close(&kdp.gnl);
+	nl_close(&kdp.rtnl);
 	kernel_free_all();
 	if (kdp.children)
 		child_shutdown();
 	kdp.children = false;
 	link_shutdown();
-	close_fd(&kdp.fd);
 	usl_timer_cancel(&kdp.rec_timer);
 	dps_close(&kdp.rec);
 	close_fd(&kdp.lock_fd);	/* releases the lock */
@@ -2082,7 +2318,6 @@ static int kernel_setup(char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	usl_list_init(&kdp.queue);
 	usl_timer_init(&kdp.retry_timer, on_retry_timer);
 	usl_timer_init(&kdp.rec_timer, on_rec_timer);
 	usl_timer_init(&kdp.verify_timer, on_verify_timer);
@@ -2091,7 +2326,9 @@ static int kernel_setup(char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	if (nl_open(err, errlen) < 0 || family_resolve(err, errlen) < 0)
+	if (nl_open(&kdp.gnl, NETLINK_GENERIC, "generic netlink", NL_ACK_COST, err, errlen) < 0 ||
+	    nl_open(&kdp.rtnl, NETLINK_ROUTE, "rtnetlink", RT_ANSWER_COST, err, errlen) < 0 ||
+	    family_resolve(err, errlen) < 0)
 		return -1;
 	if (rec_open(err, errlen) < 0)
 		return DP_ERR_STATE;
@@ -2105,11 +2342,6 @@ static int kernel_setup(char *err, size_t errlen)
 		return -1;
 	}
 	kdp.children = true;
-	kdp.ev = usl_fd_add(l2tpd.loop, kdp.fd, USL_READ, on_nl_readable, NULL);
-	if (kdp.ev == NULL) {
-		snprintf(err, errlen, "event registration failed");
-		return -1;
-	}
 	return dpw_open(kdp.family, kdp.mcgrp, &watch_ops, err, errlen);
 }
 
@@ -2118,14 +2350,14 @@ static int kernel_init(char *err, size_t errlen)
 	int rc;
 
 	memset(&kdp, 0, sizeof(kdp));
-	kdp.fd = kdp.rec.fd = kdp.lock_fd = -1;
+	kdp.gnl.fd = kdp.rtnl.fd = kdp.rec.fd = kdp.lock_fd = -1;
 	rc = kernel_setup(err, errlen);
 	if (rc < 0) {
 		kernel_close();
 		return rc;
 	}
 	log_info("kernel data plane: l2tp family %u, window %u requests, state file %s",
-		 kdp.family, kdp.window, kdp.rec.path);
+		 kdp.family, kdp.gnl.window, kdp.rec.path);
 	return 0;
 }
 
@@ -2140,7 +2372,7 @@ static void kernel_shutdown(void)
 	struct usl_hnode *n;
 	unsigned left;
 
-	if (kdp.fd < 0)
+	if (kdp.gnl.fd < 0)
 		return;
 	nl_sync(SYNC_MS);
 	usl_list_init(&walk);

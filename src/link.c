@@ -18,6 +18,7 @@
 #include <netlink/netlink.h>
 #include <netlink/route/addr.h>
 #include <netlink/route/link.h>
+#include <netlink/route/link/inet6.h>
 #include <netlink/route/link/vlan.h>
 
 #include "link.h"
@@ -148,13 +149,38 @@ static int link_add_address(unsigned ifindex, const char *address, char *err, si
 	return rc;
 }
 
+/* IPv6 address generation off: no link-local, so no DAD, router or MLD chatter. */
+static int link_no_ipv6_ll(unsigned ifindex, char *err, size_t errlen)
+{
+	struct rtnl_link *orig = rtnl_link_alloc(), *chg = rtnl_link_alloc();
+	int rc = -ENOMEM;
+
+	if (orig != NULL && chg != NULL) {
+		rtnl_link_set_ifindex(orig, (int)ifindex);
+		rc = rtnl_link_inet6_set_addr_gen_mode(chg, IN6_ADDR_GEN_MODE_NONE);
+		if (rc == 0)
+			rc = rtnl_link_change(rt, orig, chg, 0);
+		if (rc < 0) {
+			snprintf(err, errlen, "IPv6 address generation off: %s", nl_geterror(rc));
+			rc = nle_errno(rc);
+		}
+	}
+	rtnl_link_put(orig);
+	rtnl_link_put(chg);
+	return rc;
+}
+
 int link_configure(unsigned ifindex, const struct link_params *p, char *err, size_t errlen)
 {
-	int rc;
+	int rc = 0;
 
 	if (rt == NULL)
 		return -ENOTCONN;
-	rc = link_change(ifindex, p, err, errlen);
+	if (p->no_ipv6_ll)
+		rc = link_no_ipv6_ll(ifindex, err, errlen);
+	if (rc == 0)
+			rc = p->mtu || p->up || (p->bridge != NULL && p->bridge[0]) ?
+		     link_change(ifindex, p, err, errlen) : 0;
 	if (rc == 0 && p->address != NULL && p->address[0])
 		rc = link_add_address(ifindex, p->address, err, errlen);
 	return rc;

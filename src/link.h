@@ -21,6 +21,7 @@ struct link_params {
 	bool up;
 	const char *bridge;		/* enslave to this bridge */
 	const char *address;		/* "a.b.c.d/len" or "v6/len" */
+	bool no_ipv6_ll;		/* no IPv6 link-local address (set before up) */
 };
 
 int link_init(char *err, size_t errlen);

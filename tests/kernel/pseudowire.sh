@@ -15,13 +15,17 @@ write_conf a $A_ADDR "session_profiles = ( { name = \"default\"; address = \"$PW
 peer_default = { accept = true; };"
 write_conf b $B_ADDR "session_profiles = ( { name = \"default\"; address = \"$PW_B/30\"; },
 	{ name = \"vlan\"; pw_type = \"eth_vlan\"; vlan_id = 42; address = \"10.77.42.2/30\"; },
-	{ name = \"bridged\"; bridge = \"br0\"; } );
+	{ name = \"bridged\"; bridge = \"br0\"; address = \"\"; } );
 peers = ( { name = \"vlan\"; match = \"$A_VLAN/32\"; accept = true; session_profile = \"vlan\"; } );
 peer_default = { accept = true; };"
 listen_both a $A_ADDR $A_ADDR6
 listen_both b $B_ADDR $B_ADDR6
 start b "$NSB" && start a "$NSA"
 log_test $? "both daemons start with the kernel data plane"
+
+# has_ll6 NS IF: the interface has an IPv6 link-local address
+has_ll6() { ip -n "$1" -6 -o addr show dev "$2" scope link | grep -q ' fe80::'; }
+no_ipv6() { [ -z "$(ip -n "$1" -6 -o addr show dev "$2")" ]; }
 
 # pw ENCAP PEER EXPECTED_MTU: one tunnel + session from A, checks, ping, delete
 pw() {
@@ -37,6 +41,8 @@ pw() {
 	log_test $? "$label: tunnel and session up, kernel sessions $ifa (A) and $ifb (B)"
 	[ "$(mtu "$NSA" "$ifa")" = "$want" ] && [ "$(mtu "$NSB" "$ifb")" = "$want" ]
 	log_test $? "$label: MTU $want on both ends (A $(mtu "$NSA" "$ifa"), B $(mtu "$NSB" "$ifb"))"
+	has_ll6 "$NSA" "$ifa" && has_ll6 "$NSB" "$ifb"
+	log_test $? "$label: IPv6 link-local on both (the profile gives an address: a routed pseudowire)"
 	pingable "$NSB" $PW_A && pingable "$NSA" $PW_B
 	log_test $? "$label: ping $PW_A <-> $PW_B: $PING_SUMMARY"
 	ctl a tunnel delete "$tid" >/dev/null &&
@@ -62,6 +68,8 @@ ifb=$(ctlj b session show "$psid" | jq -r .ifname)
 	ip -n "$NSA" -d -j link show dev "$ifa" | jq -e '.[0].linkinfo.info_data.id == 42' >/dev/null &&
 	[ "$(mtu "$NSA" "$ifa")" = $((1442 - 4)) ] && [ "$(mtu "$NSA" "${ifa%.42}")" = 1442 ]
 log_test $? "eth_vlan: VLAN 42 sub-interface $ifa on the l2tpeth, MTU 1438 (l2tpeth 1442)"
+has_ll6 "$NSA" "$ifa" && no_ipv6 "$NSA" "${ifa%.42}"
+log_test $? "eth_vlan: IPv6 link-local on the VLAN (it has the address), none on the l2tpeth trunk"
 pingable "$NSA" 10.77.42.2
 log_test $? "eth_vlan: ping 10.77.42.1 -> .2 via VLAN 42: $PING_SUMMARY"
 ctl a tunnel delete "$tid" >/dev/null && wait_until 10 expect_count 0 k_tunnels "$NSA" &&
@@ -74,6 +82,8 @@ out=$(ctlj b tunnel create peer $A_ADDR); tid=$(jq -r .tunnel_id <<<"$out")
 out=$(ctlj b session create tunnel "$tid" profile bridged); rc=$?; ifb=$(jq -r .ifname <<<"$out")
 [ $rc = 0 ] && [ "$(ip -n "$NSB" -j link show dev "$ifb" | jq -r '.[0].master')" = br0 ]
 log_test $? "bridge profile: $ifb is a port of br0"
+no_ipv6 "$NSB" "$ifb"
+log_test $? "bridge profile without an address: no IPv6 address on the bridge port (ipv6_link_local auto)"
 ctl b tunnel delete "$tid" >/dev/null; wait_until 10 expect_count 0 k_tunnels "$NSB"
 
 kt_done
