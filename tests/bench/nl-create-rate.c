@@ -8,9 +8,11 @@
  *
  *   nl-create-rate [-n N] [-l] [-6]
  *     -n N   pseudowires (default 1000)
- *     -l     also set each interface's MTU and bring it up (rtnetlink), as
- *            the daemon does after every session create
+ *     -l     also set each interface up as the daemon does after every
+ *            session create (rtnetlink: MTU, no IPv6 link-local, up)
  *     -6     IPv6 sockets (::1) instead of IPv4 (127.0.0.1)
+ *     -S     stop (SIGSTOP) between creating and deleting, so that several
+ *            runs side by side start their deletes together (SIGCONT)
  *
  * Requests go in batches of BATCH messages, each batch's ACKs read before
  * the next is sent.  "Deleted" means the kernel's own dump is empty again
@@ -27,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -213,23 +216,46 @@ static void create_all(unsigned n, const int *fds)
 	mnl_nlmsg_batch_stop(b);
 }
 
-/* MTU and IFF_UP in one RTM_NEWLINK per interface, synchronously (as link.c). */
+/*
+ * Each interface as the daemon sets it up (dp_kernel.c), in batches: by
+ * name, MTU and IPv6 address generation off in one RTM_NEWLINK, IFF_UP in
+ * a second.
+ */
+static void put_link(struct mnl_nlmsg_batch *b, const char *name, bool up)
+{
+	struct nlmsghdr *nlh = msg_put(b, RTM_NEWLINK, NLM_F_ACK);
+	struct ifinfomsg *ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
+	struct nlattr *spec, *in6;
+
+	mnl_attr_put_strz(nlh, IFLA_IFNAME, name);
+	if (up) {
+		ifi->ifi_flags = ifi->ifi_change = IFF_UP;
+	} else {
+		mnl_attr_put_u32(nlh, IFLA_MTU, 1450);
+		spec = mnl_attr_nest_start(nlh, IFLA_AF_SPEC);
+		in6 = mnl_attr_nest_start(nlh, AF_INET6);
+		mnl_attr_put_u8(nlh, IFLA_INET6_ADDR_GEN_MODE, IN6_ADDR_GEN_MODE_NONE);
+		mnl_attr_nest_end(nlh, in6);
+		mnl_attr_nest_end(nlh, spec);
+	}
+	mnl_nlmsg_batch_next(b);
+}
+
 static void link_all(unsigned n)
 {
 	struct mnl_nlmsg_batch *b = mnl_nlmsg_batch_start(txbuf, sizeof(txbuf));
 	char name[IFNAMSIZ];
+	unsigned k = 0;
 
 	for (unsigned i = 0; i < n; i++) {
-		struct nlmsghdr *nlh = msg_put(b, RTM_NEWLINK, NLM_F_ACK);
-		struct ifinfomsg *ifi;
-
-		ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
 		snprintf(name, sizeof(name), "nlb%u", i);
-		ifi->ifi_index = (int)if_nametoindex(name);
-		ifi->ifi_flags = ifi->ifi_change = IFF_UP;
-		mnl_attr_put_u32(nlh, IFLA_MTU, 1450);
-		mnl_nlmsg_batch_next(b);
-		batch_run(rtnl, b, 1);
+		put_link(b, name, false);
+		put_link(b, name, true);
+		k += 2;
+		if (k + 2 > BATCH || i + 1 == n) {
+			batch_run(rtnl, b, k);
+			k = 0;
+		}
 	}
 	mnl_nlmsg_batch_stop(b);
 }
@@ -297,17 +323,18 @@ static struct mnl_socket *nl_open(int bus)
 int main(int argc, char **argv)
 {
 	unsigned n = 1000;
-	bool links = false, v6 = false;
-	double t0, t1, t2;
+	bool links = false, v6 = false, stop = false;
+	double t0, t1, t1d, t2;
 	int *fds, c;
 
-	while ((c = getopt(argc, argv, "n:l6")) != -1) {
+	while ((c = getopt(argc, argv, "n:l6S")) != -1) {
 		switch (c) {
 		case 'n': n = (unsigned)strtoul(optarg, NULL, 10); break;
 		case 'l': links = true; break;
 		case '6': v6 = true; break;
+		case 'S': stop = true; break;
 		default:
-			fprintf(stderr, "usage: nl-create-rate [-n N] [-l] [-6]\n");
+			fprintf(stderr, "usage: nl-create-rate [-n N] [-l] [-6] [-S]\n");
 			return 2;
 		}
 	}
@@ -320,6 +347,9 @@ int main(int argc, char **argv)
 	if (links)
 		link_all(n);
 	t1 = now_ms();
+	if (stop)
+		raise(SIGSTOP);
+	t1d = now_ms();
 	delete_all(n);
 	for (unsigned i = 0; i < n; i++)
 		close(fds[i]);
@@ -328,8 +358,8 @@ int main(int argc, char **argv)
 	t2 = now_ms();
 	printf("nl-create-rate: %u tunnels+sessions%s: created in %.0f ms (%.0f/s), deleted in %.0f ms "
 	       "(%.0f/s), %u errors\n", n, links ? " + link setup" : "", t1 - t0, n * 1e3 / (t1 - t0),
-	       t2 - t1, n * 1e3 / (t2 - t1), errors);
-	printf("RATE create=%.0f delete=%.0f\n", n * 1e3 / (t1 - t0), n * 1e3 / (t2 - t1));
+	       t2 - t1d, n * 1e3 / (t2 - t1d), errors);
+	printf("RATE create=%.0f delete=%.0f\n", n * 1e3 / (t1 - t0), n * 1e3 / (t2 - t1d));
 	free(fds);
 	mnl_socket_close(gnl);
 	mnl_socket_close(rtnl);

@@ -31,30 +31,67 @@ log_test $? "both daemons start"
 
 for i in $(seq 1 "$N"); do echo "tunnel create peer $B_ADDR name t$i"; done > "$W/up.batch"
 for i in $(seq 1 "$N"); do echo "session create tunnel name t$i name s$i"; done >> "$W/up.batch"
+# established NAME: sessions established in the daemon (no jq: a process less)
+established() {
+	[[ $(ctl "$1" -j show daemon) =~ \"sessions_established\":\ *([0-9]+) ]] && echo "${BASH_REMATCH[1]}"
+}
+poll_fast() {
+	local deadline=$(( $(date +%s) + $1 )); shift
+	until "$@" >/dev/null 2>&1; do [ "$(date +%s)" -lt "$deadline" ] || return 1; sleep 0.1; done
+}
+
 # perf_start NAME / perf_stop: a system-wide profile of what runs in between
 perf_start() {
 	[ -n "${KT_SCALE_PERF:-}" ] || return 0
 	mkdir -p "$KT_SCALE_PERF"
-	perf record -q -a -g -F 499 -o "$KT_SCALE_PERF/$1.data" >/dev/null 2>&1 &
+	rm -f "$W/perf.ctl" "$W/perf.ack" && mkfifo "$W/perf.ctl" "$W/perf.ack"
+	exec {perf_ctl}<>"$W/perf.ctl" {perf_ack}<>"$W/perf.ack"
+	# starts disabled; enabled once it is ready (its start-up takes seconds under emulation)
+	perf record -q -a -g -F 499 -D -1 --control "fd:$perf_ctl,$perf_ack" \
+		-o "$KT_SCALE_PERF/$1.data" >/dev/null 2>&1 &
 	echo $! > "$W/perf.pid"
-	sleep 2	# perf is recording before the work starts (slow under emulation)
+	echo enable >&"$perf_ctl" && read -r -t 120 -u "$perf_ack" _
 }
 perf_stop() {
 	[ -n "${KT_SCALE_PERF:-}" ] || return 0
 	kill -INT "$(cat "$W/perf.pid")"; wait "$(cat "$W/perf.pid")" 2>/dev/null
-	perf report -i "$KT_SCALE_PERF/$1.data" --no-children --sort comm,dso --stdio \
+	exec {perf_ctl}>&- {perf_ack}>&-
+	perf report -i "$KT_SCALE_PERF/$1.data" --no-children --sort comm,dso --stdio -g none \
 		> "$KT_SCALE_PERF/$1.by-process.txt" 2>/dev/null
 	perf report -i "$KT_SCALE_PERF/$1.data" --no-children --sort comm,sym --stdio -g none \
 		--percent-limit 0.5 > "$KT_SCALE_PERF/$1.by-symbol.txt" 2>/dev/null
 	echo "profile: $KT_SCALE_PERF/$1.by-process.txt, $KT_SCALE_PERF/$1.by-symbol.txt"
 }
 
+# cpu_mark: the guest's idle time and the daemons' CPU time so far (clock ticks)
+cpu_mark() {
+	local a b
+	read -r _ _ _ _ idle _ < /proc/stat
+	a=$(awk '{ print $14 + $15 }' "/proc/$(pid_of a)/stat" 2>/dev/null)
+	b=$(awk '{ print $14 + $15 }' "/proc/$(pid_of b)/stat" 2>/dev/null)
+	echo "$idle ${a:-0} ${b:-0}"
+}
+# cpu_report LABEL MS MARK0 MARK1: where the phase's CPU time went, in s
+cpu_report() {
+	local hz; hz=$(getconf CLK_TCK)
+	awk -v l="$1" -v ms="$2" -v n="$(nproc)" -v hz="$hz" -v m0="$3" -v m1="$4" 'BEGIN {
+		split(m0, x); split(m1, y); wall = ms / 1000
+		idle = (y[1] - x[1]) / hz; a = (y[2] - x[2]) / hz; b = (y[3] - x[3]) / hz
+		printf "RESULT: %s: %.1f s on %d CPUs = %.1f CPU-s: daemon A %.1f, daemon B %.1f, idle %.1f, the rest (kernel threads, tools) %.1f\n",
+			l, wall, n, wall * n, a, b, idle, wall * n - a - b - idle }'
+}
+
 perf_start daemons-up
+m0=$(cpu_mark)
 t0=$(now_ms)
-ctl a -j -b "$W/up.batch" > "$W/up.out"
-ok=$(jq -s '[.[] | select(.status == 0)] | length' "$W/up.out")
-poll 120 expect_count "$N" k_sessions "$NSB" && poll 60 expect_count "$N" k_sessions "$NSA"
+# A answers each create once it is established, kernel objects included;
+# then B's last ones (each probe one l2tpv3ctl: a dump of the kernel's
+# sessions would take the CPU the work needs)
+ctl a -j -w 256 -b "$W/up.batch" > "$W/up.out"
+poll_fast 120 expect_count "$N" established b
 t_up=$(now_ms)
+ok=$(jq -s '[.[] | select(.status == 0)] | length' "$W/up.out")
+m1=$(cpu_mark)
 perf_stop daemons-up
 [ "$ok" = $((2 * N)) ]
 log_test $? "$N tunnel + $N session creates through one batch: $ok of $((2 * N)) succeed"
@@ -66,6 +103,9 @@ expect_count "$N" l2tpeths "$NSA" && expect_count "$N" l2tpeths "$NSB" &&
 log_test $? "$N l2tpeth interfaces on each side, $N sessions established in each daemon"
 [ "$(ip -n "$NSA" -j link show | jq '[.[] | select(.ifname | startswith("l2tpeth")) | select(.mtu == 1442 and (.flags | index("UP")))] | length')" = "$N" ]
 log_test $? "all $N interfaces of A are up with MTU 1442 (8-octet cookies)"
+ll6=$(ip -n "$NSB" -6 -o addr show | grep -c ': l2tpeth')
+[ "$ll6" = 0 ]
+log_test $? "no IPv6 address on B's $N pseudowires (no address in the profile: ipv6_link_local auto)"
 
 ctlj a tunnel list | jq -r '.tunnels[].tunnel_id | "tunnel delete \(.)"' > "$W/down.batch"
 t1=$(now_ms)
@@ -82,24 +122,51 @@ up_ms=$((t_up - t0)) down_ms=$((t_down - t1))
 d_up=$(awk "BEGIN { printf \"%.0f\", $N * 1000 / $up_ms }")
 d_down=$(awk "BEGIN { printf \"%.0f\", $N * 1000 / $down_ms }")
 echo "RESULT: daemons: $N pseudowires (tunnel + Ethernet session, both ends) up in $up_ms ms = $d_up/s, down in $down_ms ms = $d_down/s"
+cpu_report "daemons' bring-up" "$up_ms" "$m0" "$m1"
 stop a TERM; stop b TERM
 
 # --- the kernel's own limit for the same work -------------------------------------
+# raw_run N NS...: nl-create-rate -n N -l in each namespace at once; prints
+# "CREATE_MS DELETE_MS" of the slowest
+stopped() { [ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" = T ]; }
+raw_run() {
+	local n=$1 ns pids=() p rc=0; shift
+	for ns in "$@"; do
+		ip netns exec "$ns" "$BENCH" -n "$n" -l -S > "$W/raw${#pids[@]}.out" 2>&1 &
+		pids+=($!)
+	done
+	# all created (each stops itself), then all delete at once
+	for p in "${pids[@]}"; do until stopped "$p" || ! kill -0 "$p" 2>/dev/null; do sleep 0.05; done; done
+	kill -CONT "${pids[@]}"
+	for p in "${pids[@]}"; do wait "$p" || rc=1; done
+	cat "$W"/raw*.out | sed -n 's/.*created in \([0-9]*\) ms.*deleted in \([0-9]*\) ms.*/\1 \2/p' |
+		sort -n -k1 | awk '{ c = $1 > c ? $1 : c; d = $2 > d ? $2 : d } END { print c, d }'
+	rm -f "$W"/raw*.out
+	return $rc
+}
 if [ -x "$BENCH" ]; then
-	ip netns add "l2tpk-bench-$tag" && ip -n "l2tpk-bench-$tag" link set lo up
-	trap 'ip netns del "l2tpk-bench-$tag" 2>/dev/null; kt_cleanup 2>/dev/null' EXIT
+	R1=l2tpk-bench1-$tag R2=l2tpk-bench2-$tag
+	for ns in $R1 $R2; do ip netns add "$ns" && ip -n "$ns" link set lo up; done
+	trap 'ip netns del $R1 2>/dev/null; ip netns del $R2 2>/dev/null; kt_cleanup 2>/dev/null' EXIT
+	# like the daemons: two namespaces side by side, N ends each (both contend
+	# for the kernel's locks as the two daemons do)
 	perf_start raw
-	out=$(ip netns exec "l2tpk-bench-$tag" "$BENCH" -n $((2 * N)) -l); rc=$?
+	m0=$(cpu_mark); t0=$(now_ms)
+	two=$(raw_run "$N" $R1 $R2); rc=$?
+	m1=$(cpu_mark); t1=$(now_ms)
 	perf_stop raw
-	ip netns del "l2tpk-bench-$tag"
-	echo "$out" | head -1
-	r_up=$(sed -n 's/^RATE create=\([0-9]*\) .*/\1/p' <<<"$out")
-	r_down=$(sed -n 's/^RATE .*delete=\([0-9]*\)$/\1/p' <<<"$out")
-	[ $rc = 0 ] && [ -n "$r_up" ]
-	log_test $? "raw netlink: $((2 * N)) tunnels + sessions + link setup, no control protocol"
-	awk -v n="$N" -v du="$d_up" -v dd="$d_down" -v ru="$r_up" -v rd="$r_down" 'BEGIN {
-		printf "RESULT: raw netlink, same kernel work (2 tunnels + 2 sessions + 2 links per pseudowire): up %.0f/s, down %.0f/s\n", ru / 2, rd / 2
-		printf "RESULT: daemon overhead over the kernel for N=%d: up x%.2f, down x%.2f (raw rate / daemon rate)\n", n, ru / 2 / du, rd / 2 / dd }'
+	cpu_report "raw netlink, two namespaces (create and delete)" $((t1 - t0)) "$m0" "$m1" |
+		sed 's/daemon A .*, idle/idle/'
+	one=$(raw_run $((2 * N)) $R1) || rc=1
+	ip netns del $R1; ip netns del $R2
+	[ $rc = 0 ] && [ -n "$two" ] && [ -n "$one" ]
+	log_test $? "raw netlink: $N tunnels + sessions + links in each of two namespaces, then $((2 * N)) in one"
+	awk -v n="$N" -v du="$d_up" -v dd="$d_down" -v two="$two" -v one="$one" 'BEGIN {
+		split(two, t); split(one, o)
+		ru = n * 1000 / t[1]; rd = n * 1000 / t[2]
+		printf "RESULT: raw netlink, same kernel work (a tunnel, a session and its link at each end), two namespaces side by side: up %.0f/s, down %.0f/s\n", ru, rd
+		printf "RESULT: raw netlink, the same %d ends in one process: up %.0f/s, down %.0f/s\n", 2 * n, n * 1000 / o[1], n * 1000 / o[2]
+		printf "RESULT: daemons against raw netlink (two namespaces) for N=%d: up %.0f %%, down %.0f %% (daemon rate / raw rate)\n", n, 100 * du / ru, 100 * dd / rd }'
 else
 	echo "RESULT: $BENCH not built: no raw netlink comparison"
 fi
