@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/time.h>
 
 #include <event2/event.h>
@@ -89,6 +90,103 @@ static const char *const *methods_built(void)
 	return built;
 }
 
+/*
+ * libevent keeps a record for every descriptor number it has ever watched
+ * (16-24 bytes each, kept for the life of the base).  From malloc, those
+ * records land among the objects of the tunnels alive at the time and, once
+ * those tunnels are freed, each pins its heap page: after churning 20,000
+ * tunnels the heap kept 34 MiB resident for 0.9 MiB in use.  libevent's small
+ * blocks therefore come from a region of their own, reserved as address
+ * space and touched as used (a free list of SMALL_BLOCK-byte blocks); the
+ * rest, and everything once the region is full, from malloc.
+ */
+#define SMALL_BLOCK	32
+#define SMALL_REGION	(64u << 20)	/* 2M blocks: descriptors, not memory */
+
+static struct {
+	unsigned char *base, *next, *end;
+	void *free;			/* freed blocks, linked through their first word */
+	size_t in_use;
+} small;
+
+static bool small_owns(const void *p)
+{
+	return small.base != NULL && (const unsigned char *)p >= small.base &&
+	       (const unsigned char *)p < small.end;
+}
+
+static void *small_alloc(void)
+{
+	void *p = small.free;
+
+	if (p != NULL)
+		small.free = *(void **)p;
+	else if (small.next != NULL && small.next < small.end)
+		p = small.next, small.next += SMALL_BLOCK;
+	if (p != NULL)
+		small.in_use++;
+	return p;
+}
+
+static void *ev_malloc(size_t n)
+{
+	void *p = n <= SMALL_BLOCK ? small_alloc() : NULL;
+
+	return p != NULL ? p : malloc(n);
+}
+
+static void ev_free(void *p)
+{
+	if (!small_owns(p)) {
+		free(p);
+		return;
+	}
+	*(void **)p = small.free;
+	small.free = p;
+	small.in_use--;
+}
+
+static void *ev_realloc(void *p, size_t n)
+{
+	void *q;
+
+	if (p == NULL)
+		return ev_malloc(n);
+	if (!small_owns(p))
+		return realloc(p, n);
+	if (n <= SMALL_BLOCK)
+		return p;
+	q = malloc(n);
+	if (q != NULL) {
+		memcpy(q, p, SMALL_BLOCK);
+		ev_free(p);
+	}
+	return q;
+}
+
+/* Before libevent's first allocation; without the region, malloc serves all. */
+static void small_region_init(void)
+{
+	void *r;
+
+	if (small.base != NULL || small.end != NULL)
+		return;
+	r = mmap(NULL, SMALL_REGION, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (r == MAP_FAILED) {
+		small.end = (unsigned char *)1;	/* tried */
+		return;
+	}
+	small.base = small.next = r;
+	small.end = small.base + SMALL_REGION;
+	event_set_mem_functions(ev_malloc, ev_realloc, ev_free);
+}
+
+size_t usl_loop_small_blocks(void)
+{
+	return small.in_use;
+}
+
 /* Creates a base that may use only the given method (NULL: libevent's pick). */
 static struct event_base *base_new_only(const char *method)
 {
@@ -96,6 +194,7 @@ static struct event_base *base_new_only(const char *method)
 	struct event_base *base;
 	const char *const *m;
 
+	small_region_init();
 	cfg = event_config_new();
 	if (cfg == NULL)
 		return NULL;

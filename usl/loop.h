@@ -35,6 +35,8 @@ void usl_loop_free(struct usl_loop *l);
 const char *usl_loop_backend(const struct usl_loop *l);
 /* Backends libevent was built with and this system offers, NULL-terminated. */
 const char **usl_loop_backends_available(void);
+/* libevent blocks held in the loop's small-block region (loop.c explains why). */
+size_t usl_loop_small_blocks(void);
 struct usl_timerset *usl_loop_timers(struct usl_loop *l);
 struct event_base *usl_loop_base(struct usl_loop *l);
 

@@ -4,9 +4,13 @@
  * refusing a backend that does not exist.  Real timeouts are a few ms.
  */
 #include <check.h>
+#include <ctype.h>
+#include <malloc.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -260,6 +264,85 @@ START_TEST(test_default_backend)
 }
 END_TEST
 
+/* Resident KiB of the malloc heap ([heap] in smaps). */
+static long heap_rss_kib(void)
+{
+	FILE *f = fopen("/proc/self/smaps", "re");
+	char line[256];
+	bool in_heap = false;
+	long kib = 0;
+
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (isxdigit((unsigned char)line[0]))	/* a mapping's first line */
+			in_heap = strstr(line, "[heap]") != NULL;
+		else if (in_heap && sscanf(line, "Rss: %ld kB", &kib) == 1)
+			break;
+	}
+	fclose(f);
+	return kib;
+}
+
+/* malloc is glibc's own here (not valgrind's or ASan's): the heap is measurable */
+static bool glibc_heap(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	return false;
+#else
+	const char *pre = getenv("LD_PRELOAD");
+
+	return pre == NULL || strstr(pre, "vgpreload") == NULL;
+#endif
+}
+
+/*
+ * Churn: sockets watched next to tunnel-sized heap objects, then all of it
+ * gone.  libevent's per-descriptor records stay (they live as long as the
+ * base) but in the loop's own region, so the heap's pages go back.
+ */
+#define CHURN_FDS	2000
+START_TEST(test_churn_returns_heap)
+{
+	static int fds[CHURN_FDS];
+	static void *objs[CHURN_FDS];
+	static struct usl_fd *evs[CHURN_FDS];
+	struct rlimit rl;
+	long before, after;
+	int n = CHURN_FDS;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < CHURN_FDS + 64) {
+		rl.rlim_cur = rl.rlim_max < CHURN_FDS + 64 ? rl.rlim_max : CHURN_FDS + 64;
+		setrlimit(RLIMIT_NOFILE, &rl);
+		n = (int)rl.rlim_cur - 64;
+	}
+	ck_assert_int_ge(n, 500);
+	loop = new_loop("epoll");
+	malloc_trim(0);
+	before = heap_rss_kib();
+	for (int i = 0; i < n; i++) {
+		objs[i] = malloc(2000);
+		memset(objs[i], 1, 2000);
+		fds[i] = socket(AF_INET, SOCK_DGRAM, 0);
+		ck_assert_int_ge(fds[i], 0);
+		evs[i] = usl_fd_add(loop, fds[i], USL_READ, fd_cb, NULL);
+		ck_assert_ptr_nonnull(evs[i]);
+	}
+	/* one record per descriptor number, in the region */
+	ck_assert_uint_ge(usl_loop_small_blocks(), (size_t)n);
+	for (int i = 0; i < n; i++) {
+		usl_fd_del(evs[i]);
+		close(fds[i]);
+		free(objs[i]);
+	}
+	malloc_trim(0);
+	after = heap_rss_kib();
+	if (glibc_heap())	/* 2,000 pinned pages would be ~8 MiB */
+		ck_assert_msg(after < before + 1024, "heap resident %ld KiB after churn, %ld before",
+			      after, before);
+	usl_loop_free(loop);
+}
+END_TEST
+
 static Suite *loop_suite(void)
 {
 	Suite *s = suite_create("loop");
@@ -275,6 +358,7 @@ static Suite *loop_suite(void)
 	suite_add_tcase(s, tc);
 	tcase_add_test(tc_misc, test_unknown_backend);
 	tcase_add_test(tc_misc, test_default_backend);
+	tcase_add_test(tc_misc, test_churn_returns_heap);
 	suite_add_tcase(s, tc_misc);
 	return s;
 }
