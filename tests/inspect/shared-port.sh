@@ -41,11 +41,16 @@ base=$(nfd b)
 start_capture "$NSA" veth0 "$W/cap.pcapng"
 log_test $? "capturing on A's veth0"
 
+# a_batch IN OUT: A runs a batch; sets rc and ms (its duration)
+a_batch() {
+	local t; t=$(date +%s%N)
+	ctl a -j -b "$1" > "$2"
+	rc=$? ms=$(ms_since "$t")
+}
+
 # --- 1: the tunnels ------------------------------------------------------------------------
 for i in $(seq 1 "$N"); do echo "tunnel create peer $B_ADDR name t$i"; done > "$W/t.batch"
-t=$(date +%s%N)
-ctl a -j -b "$W/t.batch" > "$W/t.out"
-rc=$? ms=$(ms_since "$t")
+a_batch "$W/t.batch" "$W/t.out"
 [ $rc = 0 ] && [ "$(jbatch_ok "$W/t.out")" = "$N" ] &&
 	wait_until "$WAIT" expect_count "$N" count_tunnels b established &&
 	expect_count "$N" count_tunnels a established
@@ -66,9 +71,7 @@ log_test $? "2: on A $(jq '[.tunnels[].local] | unique | length' "$W/a.tunnels")
 
 # --- 3: a session on each ---------------------------------------------------------------------
 for i in $(seq 1 "$N"); do echo "session create tunnel name t$i name t$i-s"; done > "$W/s.batch"
-t=$(date +%s%N)
-ctl a -j -b "$W/s.batch" > "$W/s.out"
-rc=$? ms=$(ms_since "$t")
+a_batch "$W/s.batch" "$W/s.out"
 [ $rc = 0 ] && [ "$(jbatch_ok "$W/s.out")" = "$N" ] &&
 	wait_until "$WAIT" expect_count "$N" count_sessions b established &&
 	expect_count "$N" count_sessions a established &&

@@ -23,6 +23,8 @@ poll() {
 }
 
 KT_GLOBAL="max_half_open = $((N + 100)); log_level = \"info\";"
+# a descriptor per tunnel in each daemon (the guest's default limit is 1,024)
+ulimit -n $((N + 1024)) 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 write_conf a $A_ADDR 'peer_default = { accept = true; };'
 write_conf b $B_ADDR 'peer_default = { accept = true; };'
 sed -i 's/log_level = "debug";//' "$W/a.conf" "$W/b.conf"
