@@ -109,15 +109,16 @@ ll6=$(ip -n "$NSB" -6 -o addr show | grep -c ': l2tpeth')
 [ "$ll6" = 0 ]
 log_test $? "no IPv6 address on B's $N pseudowires (no address in the profile: ipv6_link_local auto)"
 
+DOWN_S=$((300 + N / 10))	# interfaces go one by one under emulation: ~30/s at 10,000
 ctlj a tunnel list | jq -r '.tunnels[].tunnel_id | "tunnel delete \(.)"' > "$W/down.batch"
 t1=$(now_ms)
 ctl a -b "$W/down.batch" > /dev/null
-poll 300 expect_count 0 k_tunnels "$NSA" && poll 300 expect_count 0 k_tunnels "$NSB" &&
-	poll 300 expect_count 0 l2tpeths "$NSA" && poll 300 expect_count 0 l2tpeths "$NSB"
+poll "$DOWN_S" expect_count 0 k_tunnels "$NSA" && poll "$DOWN_S" expect_count 0 k_tunnels "$NSB" &&
+	poll "$DOWN_S" expect_count 0 l2tpeths "$NSA" && poll "$DOWN_S" expect_count 0 l2tpeths "$NSB"
 rc=$?
 t_down=$(now_ms)
 log_test $rc "all $N tunnels deleted: no kernel tunnel or l2tpeth left on either side"
-wait_until 60 expect_count 0 count_tunnels a && expect_count 0 k_sessions "$NSA" && expect_count 0 k_sessions "$NSB"
+wait_until "$DOWN_S" expect_count 0 count_tunnels a && expect_count 0 k_sessions "$NSA" && expect_count 0 k_sessions "$NSB"
 log_test $? "A forgot every tunnel (StopCCN acknowledged), no kernel session anywhere"
 
 up_ms=$((t_up - t0)) down_ms=$((t_down - t1))
@@ -159,15 +160,19 @@ if [ -x "$BENCH" ]; then
 	perf_stop raw
 	cpu_report "raw netlink, two namespaces (create and delete)" $((t1 - t0)) "$m0" "$m1" |
 		sed 's/daemon A .*, idle/idle/'
-	one=$(raw_run $((2 * N)) $R1) || rc=1
+	# the same ends from one process, for reference (its teardown alone takes
+	# minutes under emulation past a few thousand interfaces)
+	one="0 0"
+	[ "$N" -gt 2000 ] || one=$(raw_run $((2 * N)) $R1) || rc=1
 	ip netns del $R1; ip netns del $R2
 	[ $rc = 0 ] && [ -n "$two" ] && [ -n "$one" ]
-	log_test $? "raw netlink: $N tunnels + sessions + links in each of two namespaces, then $((2 * N)) in one"
+	log_test $? "raw netlink: $N tunnels + sessions + links in each of two namespaces$([ "$N" -gt 2000 ] || echo ", then $((2 * N)) in one")"
 	awk -v n="$N" -v du="$d_up" -v dd="$d_down" -v two="$two" -v one="$one" 'BEGIN {
 		split(two, t); split(one, o)
 		ru = n * 1000 / t[1]; rd = n * 1000 / t[2]
 		printf "RESULT: raw netlink, same kernel work (a tunnel, a session and its link at each end), two namespaces side by side: up %.0f/s, down %.0f/s\n", ru, rd
-		printf "RESULT: raw netlink, the same %d ends in one process: up %.0f/s, down %.0f/s\n", 2 * n, n * 1000 / o[1], n * 1000 / o[2]
+		if (o[1] > 0)
+			printf "RESULT: raw netlink, the same %d ends in one process: up %.0f/s, down %.0f/s\n", 2 * n, n * 1000 / o[1], n * 1000 / o[2]
 		printf "RESULT: daemons against raw netlink (two namespaces) for N=%d: up %.0f %%, down %.0f %% (daemon rate / raw rate)\n", n, 100 * du / ru, 100 * dd / rd }'
 else
 	echo "RESULT: $BENCH not built: no raw netlink comparison"
