@@ -1890,7 +1890,8 @@ const char *const config_known_settings[] = {
 	"session_profiles.name", "session_profiles.pw_type", "session_profiles.cookie_len",
 	"session_profiles.l2spec", "session_profiles.data_seq", "session_profiles.ifname",
 	"session_profiles.mtu", "session_profiles.bridge", "session_profiles.address",
-	"session_profiles.vlan_id", "session_profiles.pppd_options",
+	"session_profiles.ipv6_link_local", "session_profiles.vlan_id",
+	"session_profiles.pppd_options",
 
 	"peers.name", "peers.match", "peers.accept", "peers.tunnel_profile",
 	"peers.session_profile", "peers.secret", "peers.sessions", "peers.refuse_unknown_sessions",
