@@ -114,7 +114,7 @@ ctlj a tunnel list | jq -r '.tunnels[].tunnel_id | "tunnel delete \(.)"' > "$W/d
 t1=$(now_ms)
 ctl a -b "$W/down.batch" > /dev/null
 # interfaces first: the l2tp family's tunnel dump costs O(tunnels) per
-# tunnel on kernels before 6.11 (a list walk each), and at 10,000 a dump
+# tunnel (l2tp_tunnel_get_nth walks from the first for each), and at 10,000 a dump
 # every half second held the lock the teardown needs
 poll "$DOWN_S" expect_count 0 l2tpeths "$NSA" && poll "$DOWN_S" expect_count 0 l2tpeths "$NSB" &&
 	poll 60 expect_count 0 k_tunnels "$NSA" && poll 60 expect_count 0 k_tunnels "$NSB"
