@@ -944,7 +944,7 @@ static void conn_read(struct bufferevent *bev, void *arg)
 	       (line = evbuffer_readln(in, &len, EVBUFFER_EOL_LF)) != NULL) {
 		if (len > 0)
 			conn_dispatch(c, line, len);
-		free(line);
+		usl_loop_mem_free(line);	/* libevent's memory */
 		/* backpressure: the rest waits (in the socket too) until it reads */
 		if (!c->closing && conn_pending(c) > CTL_OUTPUT_PAUSE) {
 			c->paused = true;

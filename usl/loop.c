@@ -187,6 +187,11 @@ size_t usl_loop_small_blocks(void)
 	return small.in_use;
 }
 
+void usl_loop_mem_free(void *p)
+{
+	ev_free(p);
+}
+
 /* Creates a base that may use only the given method (NULL: libevent's pick). */
 static struct event_base *base_new_only(const char *method)
 {

@@ -37,6 +37,11 @@ const char *usl_loop_backend(const struct usl_loop *l);
 const char **usl_loop_backends_available(void);
 /* libevent blocks held in the loop's small-block region (loop.c explains why). */
 size_t usl_loop_small_blocks(void);
+/*
+ * Frees what libevent allocated and handed over (evbuffer_readln()'s line):
+ * it may come from that region, so never free() it.
+ */
+void usl_loop_mem_free(void *p);
 struct usl_timerset *usl_loop_timers(struct usl_loop *l);
 struct event_base *usl_loop_base(struct usl_loop *l);
 
