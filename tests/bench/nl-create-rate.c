@@ -353,8 +353,20 @@ int main(int argc, char **argv)
 	delete_all(n);
 	for (unsigned i = 0; i < n; i++)
 		close(fds[i]);
-	while (kernel_tunnels() > 0)
-		usleep(100 * 1000);	/* a dump walks every tunnel: do not compete with the teardown */
+	/*
+	 * A dump walks from the first tunnel for each tunnel (l2tp_tunnel_get_nth)
+	 * and holds the lock the teardown needs: wait 100 ms, or four times what
+	 * the last dump took, whichever is longer.
+	 */
+	for (;;) {
+		double d0 = now_ms();
+		double took;
+
+		if (kernel_tunnels() == 0)
+			break;
+		took = now_ms() - d0;
+		usleep((useconds_t)(took * 4 > 100 ? took * 4 : 100) * 1000);
+	}
 	t2 = now_ms();
 	printf("nl-create-rate: %u tunnels+sessions%s: created in %.0f ms (%.0f/s), deleted in %.0f ms "
 	       "(%.0f/s), %u errors\n", n, links ? " + link setup" : "", t1 - t0, n * 1e3 / (t1 - t0),
