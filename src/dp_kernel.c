@@ -2245,16 +2245,6 @@ static int nl_open(struct nlchan *ch, int proto, const char *name, unsigned answ
 	return 0;
 }
 
-static void nl_close(struct nlchan *ch)
-{
-	if (ch->ev != NULL)
-		usl_fd_del(ch->ev);
-	ch->ev = NULL;
-	if (ch->fd >= 0)
-		close(ch->fd);
-	ch->fd = -1;
-}
-
 static void kernel_free_all(void)
 {
 	struct usl_hnode *n;
@@ -2296,8 +2286,8 @@ static void kernel_close(void)
 	if (kdp.flush_ev != NULL)
 		event_free(kdp.flush_ev);
 	kdp.flush_ev = NULL;
-	nl_close(&kdp.gnl);
-	nl_close(&kdp.rtnl);
+	usl_fd_close(&kdp.gnl.ev, &kdp.gnl.fd);
+	usl_fd_close(&kdp.rtnl.ev, &kdp.rtnl.fd);
 	kernel_free_all();
 	if (kdp.children)
 		child_shutdown();

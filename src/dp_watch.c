@@ -188,16 +188,6 @@ static int watch_open(struct watch *w, int proto, unsigned group, char *err, siz
 	return 0;
 }
 
-static void watch_close(struct watch *w)
-{
-	if (w->ev != NULL)
-		usl_fd_del(w->ev);
-	w->ev = NULL;
-	if (w->fd >= 0)
-		close(w->fd);
-	w->fd = -1;
-}
-
 int dpw_open(uint16_t family, uint32_t mcgrp, const struct dpw_ops *ops, char *err,
 	     size_t errlen)
 {
@@ -219,6 +209,6 @@ fail:
 
 void dpw_close(void)
 {
-	watch_close(&dpw.genl);
-	watch_close(&dpw.rtnl);
+	usl_fd_close(&dpw.genl.ev, &dpw.genl.fd);
+	usl_fd_close(&dpw.rtnl.ev, &dpw.rtnl.fd);
 }

@@ -127,9 +127,9 @@ static void path_unindex(struct tunnel *t)
 
 static bool ports_exhausted(void)
 {
-	return ports.exhausted_at.ns != 0 &&
-	       usl_timerset_now(l2tpd.timers).ns - ports.exhausted_at.ns <
-	       usl_time_ms(EPHEMERAL_RETRY_MS).ns;
+	usl_time since = usl_time_sub(usl_timerset_now(l2tpd.timers), ports.exhausted_at);
+
+	return ports.exhausted_at.ns != 0 && usl_time_cmp(since, usl_time_ms(EPHEMERAL_RETRY_MS)) < 0;
 }
 
 static void ports_mark_exhausted(void)
@@ -867,12 +867,7 @@ int transport_tunnel_connect(struct tunnel *t, const struct sockaddr *peer)
 void transport_tunnel_close(struct tunnel *t)
 {
 	path_unindex(t);
-	if (t->ev != NULL)
-		usl_fd_del(t->ev);
-	t->ev = NULL;
-	if (t->fd >= 0)
-		close(t->fd);
-	t->fd = -1;
+	usl_fd_close(&t->ev, &t->fd);
 }
 
 /*

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/time.h>
+#include <unistd.h>
 
 #include <event2/event.h>
 #include <event2/event_struct.h>
@@ -454,6 +455,15 @@ void usl_fd_del(struct usl_fd *f)
 		return;
 	event_del(f->ev);
 	free(f);
+}
+
+void usl_fd_close(struct usl_fd **f, int *fd)
+{
+	usl_fd_del(*f);
+	*f = NULL;
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
 }
 
 static void sig_cb(evutil_socket_t signo, short what, void *arg)

@@ -50,6 +50,8 @@ struct usl_fd *usl_fd_add(struct usl_loop *l, int fd, short what, usl_fd_fn cb, 
 /* Changes the events watched (e.g. add USL_WRITE while a queue is pending). */
 int usl_fd_set_events(struct usl_fd *f, short what);
 void usl_fd_del(struct usl_fd *f);	/* stops watching; does not close fd */
+/* Stops watching *f and closes *fd (either may be unset: NULL, -1); both left unset. */
+void usl_fd_close(struct usl_fd **f, int *fd);
 
 struct usl_sig *usl_sig_add(struct usl_loop *l, int signo, usl_sig_fn cb, void *arg);
 void usl_sig_del(struct usl_sig *s);
