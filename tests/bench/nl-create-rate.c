@@ -6,10 +6,11 @@
  * control protocol at all.  What l2tpv3d adds on top of this is its
  * overhead; tests/kernel/scale.sh prints both.
  *
- *   nl-create-rate [-n N] [-l] [-6]
+ *   nl-create-rate [-n N] [-l] [-6] [-S]
  *     -n N   pseudowires (default 1000)
- *     -l     also set each interface up as the daemon does after every
- *            session create (rtnetlink: MTU, no IPv6 link-local, up)
+ *     -l     also set each interface up as the daemon does once its
+ *            session exists (rtnetlink: no IPv6 link-local, up; the MTU
+ *            stays the kernel's, as the daemon's request for it is a no-op)
  *     -6     IPv6 sockets (::1) instead of IPv4 (127.0.0.1)
  *     -S     stop (SIGSTOP) between creating and deleting, so that several
  *            runs side by side start their deletes together (SIGCONT)
@@ -200,26 +201,13 @@ static void put_create(struct mnl_nlmsg_batch *b, unsigned i, int fd)
 	mnl_nlmsg_batch_next(b);
 }
 
-static void create_all(unsigned n, const int *fds)
-{
-	struct mnl_nlmsg_batch *b = mnl_nlmsg_batch_start(txbuf, sizeof(txbuf));
-	unsigned k = 0;
-
-	for (unsigned i = 0; i < n; i++) {
-		put_create(b, i, fds[i]);
-		k += 2;
-		if (k + 2 > BATCH || i + 1 == n) {
-			batch_run(gnl, b, k);
-			k = 0;
-		}
-	}
-	mnl_nlmsg_batch_stop(b);
-}
-
 /*
  * Each interface as the daemon sets it up (dp_kernel.c), in batches: by
- * name, MTU and IPv6 address generation off in one RTM_NEWLINK, IFF_UP in
- * a second.
+ * name with IPv6 address generation off in one RTM_NEWLINK, IFF_UP in a
+ * second.  No IFLA_MTU: the daemon's equals what the kernel gave the
+ * interface (a no-op), while a different one here would make the kernel
+ * walk every IPv6 route (rt6_mtu_change_route) for each interface, work
+ * the daemon does not do.
  */
 static void put_link(struct mnl_nlmsg_batch *b, const char *name, bool up)
 {
@@ -231,7 +219,6 @@ static void put_link(struct mnl_nlmsg_batch *b, const char *name, bool up)
 	if (up) {
 		ifi->ifi_flags = ifi->ifi_change = IFF_UP;
 	} else {
-		mnl_attr_put_u32(nlh, IFLA_MTU, 1450);
 		spec = mnl_attr_nest_start(nlh, IFLA_AF_SPEC);
 		in6 = mnl_attr_nest_start(nlh, AF_INET6);
 		mnl_attr_put_u8(nlh, IFLA_INET6_ADDR_GEN_MODE, IN6_ADDR_GEN_MODE_NONE);
@@ -241,21 +228,32 @@ static void put_link(struct mnl_nlmsg_batch *b, const char *name, bool up)
 	mnl_nlmsg_batch_next(b);
 }
 
-static void link_all(unsigned n)
+/*
+ * In rounds of BATCH / 2 pseudowires, as the daemon's request window
+ * interleaves them: their tunnels and sessions in one generic netlink
+ * batch, then (links) their interfaces in one rtnetlink batch.  Each
+ * interface thus comes up while the earlier ones are up, as the daemon's
+ * do, not all created first and brought up after.
+ */
+static void create_all(unsigned n, const int *fds, bool links)
 {
 	struct mnl_nlmsg_batch *b = mnl_nlmsg_batch_start(txbuf, sizeof(txbuf));
 	char name[IFNAMSIZ];
-	unsigned k = 0;
 
-	for (unsigned i = 0; i < n; i++) {
-		snprintf(name, sizeof(name), "nlb%u", i);
-		put_link(b, name, false);
-		put_link(b, name, true);
-		k += 2;
-		if (k + 2 > BATCH || i + 1 == n) {
-			batch_run(rtnl, b, k);
-			k = 0;
+	for (unsigned first = 0; first < n; first += BATCH / 2) {
+		unsigned last = first + BATCH / 2 < n ? first + BATCH / 2 : n;
+
+		for (unsigned i = first; i < last; i++)
+			put_create(b, i, fds[i]);
+		batch_run(gnl, b, 2 * (last - first));
+		if (!links)
+			continue;
+		for (unsigned i = first; i < last; i++) {
+			snprintf(name, sizeof(name), "nlb%u", i);
+			put_link(b, name, false);
+			put_link(b, name, true);
 		}
+		batch_run(rtnl, b, 2 * (last - first));
 	}
 	mnl_nlmsg_batch_stop(b);
 }
@@ -343,9 +341,7 @@ int main(int argc, char **argv)
 	resolve_family();
 	fds = open_sockets(n, v6);
 	t0 = now_ms();
-	create_all(n, fds);
-	if (links)
-		link_all(n);
+	create_all(n, fds, links);
 	t1 = now_ms();
 	if (stop)
 		raise(SIGSTOP);
