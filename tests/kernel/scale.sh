@@ -88,10 +88,10 @@ cpu_report() {
 # that neither phase pays for the kernel's deferred work of the one before
 # (a teardown's interfaces and sockets are freed after the dumps are empty)
 settle() {
-	local i idle0 idle1 hz; hz=$(getconf CLK_TCK)
+	local i idle0 idle1 quiet=$(($(getconf CLK_TCK) * $(nproc) * 9 / 10))
 	for i in $(seq 60); do
 		read -r _ _ _ _ idle0 _ < /proc/stat; sleep 1; read -r _ _ _ _ idle1 _ < /proc/stat
-		[ $((idle1 - idle0)) -lt $((hz * $(nproc) * 9 / 10)) ] || return 0
+		[ $((idle1 - idle0)) -lt "$quiet" ] || return 0
 	done
 	echo "scale: the guest did not settle in 60 s: measuring anyway" >&2
 }
