@@ -161,9 +161,12 @@ const char *tunnel_label(const struct tunnel *t, char *buf, size_t len)
  * would stay beside the new ones until their HELLOs run out (minutes).  So
  * a new connection from a peer that has been silent on all its older ones
  * since it began probes them: first a sample of PROBE_SAMPLE (a HELLO with
- * one retransmission each); if the peer answers any within
- * PROBE_SAMPLE_WAIT, it did not restart and that is all; if not, every
- * silent one is probed, and each is cleared about 3 s later unanswered.  A
+ * one retransmission each); if the peer answers any before the sample's
+ * retransmissions run out (3 s with the default 1 s timer: the time the
+ * protocol itself gives a connection to answer, so a live peer slowed by a
+ * lost HELLO or a busy CPU is not judged restarted, which would probe every
+ * silent connection at once), it did not restart and that is all; if not,
+ * every silent one is probed, and each is cleared as long later unanswered.  A
  * peer still talking on an old connection is not probed at all (a bring-up
  * of thousands of tunnels sends nothing), and a peer gets at most one sweep
  * per PROBE_EVERY_S (deferred to the end of the period for its newest
@@ -171,7 +174,6 @@ const char *tunnel_label(const struct tunnel *t, char *buf, size_t len)
  */
 #define PROBE_EVERY_S		2
 #define PROBE_SAMPLE		4
-#define PROBE_SAMPLE_WAIT_MS	1200
 #define PROBE_RETRIES		1
 
 static bool same_peer_instance(const struct l2tp_cc *a, const struct l2tp_cc *b)
@@ -203,8 +205,28 @@ static bool peer_heard_since(const struct peer *p, const struct tunnel *nt, usl_
 	return false;
 }
 
-/* Probes up to max of nt's peer's connections silent since nt began. */
-static unsigned probe_silent(struct peer *p, const struct tunnel *nt, unsigned max)
+/*
+ * How long a probe of t lasts unanswered: its HELLO and PROBE_RETRIES
+ * retransmissions, the timer doubling up to its cap (rd.c), until the
+ * connection gives up.
+ */
+static usl_time probe_give_up(const struct tunnel *t)
+{
+	int64_t rto = t->prof->retransmit_initial_ms, total = 0;
+
+	for (unsigned i = 0; i <= PROBE_RETRIES; i++) {
+		total += rto;
+		rto = 2 * rto < t->prof->retransmit_cap_ms ? 2 * rto : t->prof->retransmit_cap_ms;
+	}
+	return usl_time_ms(total);
+}
+
+/*
+ * Probes up to max of nt's peer's connections silent since nt began; *wait,
+ * if given, becomes the longest of their probes' lifetimes.
+ */
+static unsigned probe_silent(struct peer *p, const struct tunnel *nt, unsigned max,
+			     usl_time *wait)
 {
 	struct usl_list *pos;
 	unsigned n = 0;
@@ -216,22 +238,27 @@ static unsigned probe_silent(struct peer *p, const struct tunnel *nt, unsigned m
 			break;
 		if (probe_candidate(t, nt) &&
 		    usl_time_cmp(l2tp_cc_last_rx(t->cc), nt->created) < 0 &&
-		    l2tp_cc_probe(t->cc, PROBE_RETRIES) == 0)
+		    l2tp_cc_probe(t->cc, PROBE_RETRIES) == 0) {
 			n++;
+			if (wait != NULL && usl_time_cmp(probe_give_up(t), *wait) > 0)
+				*wait = probe_give_up(t);
+		}
 	}
 	return n;
 }
 
 static void probe_sweep(struct peer *p, const struct tunnel *nt)
 {
+	usl_time wait = usl_time_ns(0);
+
 	p->probed = usl_timerset_now(l2tpd.timers);
 	/* the peer still talks on an old connection: it did not restart */
 	if (peer_heard_since(p, nt, nt->created))
 		return;
-	if (probe_silent(p, nt, PROBE_SAMPLE) == 0)
+	if (probe_silent(p, nt, PROBE_SAMPLE, &wait) == 0)
 		return;
 	p->probe_sampling = true;
-	usl_timer_arm(l2tpd.timers, &p->probe_timer, usl_time_ms(PROBE_SAMPLE_WAIT_MS));
+	usl_timer_arm(l2tpd.timers, &p->probe_timer, wait);
 }
 
 /* The sample went unanswered: the peer restarted, probe all its silent connections. */
@@ -243,9 +270,9 @@ static void probe_judge_sample(struct peer *p, const struct tunnel *nt)
 	p->probe_sampling = false;
 	if (peer_heard_since(p, nt, p->probed))
 		return;
-	n = probe_silent(p, nt, UINT_MAX);
+	n = probe_silent(p, nt, UINT_MAX, NULL);
 	log_info("peer %s: new connection %s, and its older connections are silent: it "
-		 "restarted? probing %u more (cleared in about 3 s unanswered)",
+		 "restarted? probing %u more (each cleared when its HELLO goes unanswered)",
 		 sockaddr_ntop(&p->addr.sa), tunnel_label(nt, label, sizeof(label)), n);
 }
 
