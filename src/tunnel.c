@@ -206,22 +206,6 @@ static bool peer_heard_since(const struct peer *p, const struct tunnel *nt, usl_
 }
 
 /*
- * How long a probe of t lasts unanswered: its HELLO and PROBE_RETRIES
- * retransmissions, the timer doubling up to its cap (rd.c), until the
- * connection gives up.
- */
-static usl_time probe_give_up(const struct tunnel *t)
-{
-	int64_t rto = t->prof->retransmit_initial_ms, total = 0;
-
-	for (unsigned i = 0; i <= PROBE_RETRIES; i++) {
-		total += rto;
-		rto = 2 * rto < t->prof->retransmit_cap_ms ? 2 * rto : t->prof->retransmit_cap_ms;
-	}
-	return usl_time_ms(total);
-}
-
-/*
  * Probes up to max of nt's peer's connections silent since nt began; *wait,
  * if given, becomes the longest of their probes' lifetimes.
  */
@@ -233,15 +217,16 @@ static unsigned probe_silent(struct peer *p, const struct tunnel *nt, unsigned m
 
 	usl_list_foreach(pos, &p->tunnels) {
 		struct tunnel *t = usl_container_of(pos, struct tunnel, peer_link);
+		usl_time give_up;
 
 		if (n >= max)
 			break;
 		if (probe_candidate(t, nt) &&
 		    usl_time_cmp(l2tp_cc_last_rx(t->cc), nt->created) < 0 &&
-		    l2tp_cc_probe(t->cc, PROBE_RETRIES) == 0) {
+		    l2tp_cc_probe(t->cc, PROBE_RETRIES, &give_up) == 0) {
 			n++;
-			if (wait != NULL && usl_time_cmp(probe_give_up(t), *wait) > 0)
-				*wait = probe_give_up(t);
+			if (wait != NULL && usl_time_cmp(give_up, *wait) > 0)
+				*wait = give_up;
 		}
 	}
 	return n;

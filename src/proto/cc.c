@@ -497,7 +497,7 @@ int l2tp_cc_send_msg(struct l2tp_cc *cc, struct l2tp_msg *m)
  * silent connection is still there.  Not when messages are in flight (they
  * probe already, on their own budget).
  */
-int l2tp_cc_probe(struct l2tp_cc *cc, unsigned retries)
+int l2tp_cc_probe(struct l2tp_cc *cc, unsigned retries, usl_time *give_up)
 {
 	struct l2tp_msg m;
 
@@ -506,7 +506,11 @@ int l2tp_cc_probe(struct l2tp_cc *cc, unsigned retries)
 		return -1;
 	}
 	cc_msg_init(&m, L2TP_MSG_HELLO);
-	return cc_send_msg_retries(cc, &m, retries);
+	if (cc_send_msg_retries(cc, &m, retries) < 0)
+		return -1;
+	if (give_up != NULL)
+		*give_up = l2tp_rd_give_up_after(&cc->rd, retries);
+	return 0;
 }
 
 usl_time l2tp_cc_last_rx(const struct l2tp_cc *cc)

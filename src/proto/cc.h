@@ -357,9 +357,9 @@ void l2tp_cc_note_rx(struct l2tp_cc *cc);
 usl_time l2tp_cc_last_rx(const struct l2tp_cc *cc);
 /*
  * Sends a HELLO with a budget of `retries` retransmissions: unanswered, the
- * connection is cleared as a silent one is.  -1 (EBUSY) unless established
- * with nothing in flight.
+ * connection is cleared as a silent one is, *give_up (if not NULL) from now.
+ * -1 (EBUSY) unless established with nothing in flight.
  */
-int l2tp_cc_probe(struct l2tp_cc *cc, unsigned retries);
+int l2tp_cc_probe(struct l2tp_cc *cc, unsigned retries, usl_time *give_up);
 
 #endif

@@ -353,6 +353,19 @@ static void rd_rtx_expired(struct usl_timer *t)
 	rd_guard(rd, false);
 }
 
+usl_time l2tp_rd_give_up_after(const struct l2tp_rd *rd, unsigned retries)
+{
+	usl_time rto = rd->rto, total = usl_time_ns(0);
+
+	for (unsigned i = 0; i <= retries; i++) {
+		total = usl_time_add(total, rto);
+		rto = usl_time_add(rto, rto);
+		if (usl_time_cmp(rto, rd->cfg.rtx_cap) > 0)
+			rto = rd->cfg.rtx_cap;
+	}
+	return total;
+}
+
 /*
  * The oldest message went unacknowledged for a whole RTO: everything in
  * flight is presumed lost (go-back-N from the oldest, within the collapsed

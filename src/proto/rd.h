@@ -166,6 +166,13 @@ void l2tp_rd_ack_now(struct l2tp_rd *rd);
  */
 void l2tp_rd_ack_flush(struct l2tp_rd *rd);
 
+/*
+ * For a message just sent from idle (its RTO the current one): how long it
+ * may go unacknowledged before the peer is given up on, with `retries`
+ * retransmissions, the RTO doubling up to its cap at each (rd_retransmit).
+ */
+usl_time l2tp_rd_give_up_after(const struct l2tp_rd *rd, unsigned retries);
+
 /* Nothing queued or unacknowledged. */
 static inline bool l2tp_rd_idle(const struct l2tp_rd *rd)
 {

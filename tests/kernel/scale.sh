@@ -65,6 +65,7 @@ perf_stop() {
 	[ -n "${KT_SCALE_PERF:-}" ] || return 0
 	kill -INT "$(cat "$W/perf.pid")"; wait "$(cat "$W/perf.pid")" 2>/dev/null
 	exec {perf_ctl}>&- {perf_ack}>&-
+	unset perf_ctl perf_ack
 	perf report -i "$KT_SCALE_PERF/$1.data" --no-children --sort comm,dso --stdio -g none \
 		> "$KT_SCALE_PERF/$1.by-process.txt" 2>/dev/null
 	perf report -i "$KT_SCALE_PERF/$1.data" --no-children --sort comm,sym --stdio -g none \
@@ -171,7 +172,8 @@ raw_run() {
 	# all created (each stops itself), then all delete at once
 	for p in "${pids[@]}"; do until stopped "$p" || ! kill -0 "$p" 2>/dev/null; do sleep 0.2; done; done
 	# the profile covers the creates, as the daemons' covers their bring-up
-	[ -z "${KT_SCALE_PERF:-}" ] || { echo disable >&"$perf_ctl" && read -r -t 120 -u "$perf_ack" _; }
+	# (only the first raw_run is profiled: the one-process run comes after perf_stop)
+	[ -z "${perf_ctl:-}" ] || { echo disable >&"$perf_ctl" && read -r -t 120 -u "$perf_ack" _; }
 	kill -CONT "${pids[@]}"
 	for p in "${pids[@]}"; do wait "$p" || rc=1; done
 	sed -n 's/^nl-create-rate: /raw: /p' "$W"/raw*.out >&2	# each namespace's own figures
