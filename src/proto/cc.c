@@ -74,6 +74,7 @@ static const char *const dp_state_names[] = {
 	[L2TP_DP_PENDING] = "pending",
 	[L2TP_DP_UP] = "up",
 	[L2TP_DP_FAILED] = "failed",
+	[L2TP_DP_PREPARED] = "prepared",
 };
 
 static const char *const tie_names[] = {
@@ -90,7 +91,7 @@ const char *l2tp_cc_state_name(enum l2tp_cc_state s)
 
 const char *l2tp_dp_state_name(enum l2tp_dp_state s)
 {
-	return (unsigned)s <= L2TP_DP_FAILED ? dp_state_names[s] : "unknown";
+	return (unsigned)s <= L2TP_DP_PREPARED ? dp_state_names[s] : "unknown";
 }
 
 const char *l2tp_tie_name(enum l2tp_tie t)

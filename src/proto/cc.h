@@ -58,8 +58,10 @@ enum l2tp_dp_state {
 	L2TP_DP_PENDING,	/* dp_*_create returned 0, waiting for *_dp_done */
 	L2TP_DP_UP,
 	L2TP_DP_FAILED,
+	L2TP_DP_PREPARED,	/* session: dp_session_prepare returned 0, no create yet */
 };
-const char *l2tp_dp_state_name(enum l2tp_dp_state s);	/* "none", "pending", "up", "failed" */
+/* "none", "pending", "up", "failed", "prepared" */
+const char *l2tp_dp_state_name(enum l2tp_dp_state s);
 
 /*
  * Configuration of one control connection.  l2tp_cc_cfg_init() fills the
@@ -185,6 +187,20 @@ struct l2tp_cc_ops {
 	/* Data plane session: same contract as the tunnel's, with l2tp_sess_dp_done(). */
 	int (*dp_session_create)(struct l2tp_cc *cc, struct l2tp_sess *s);
 	void (*dp_session_delete)(struct l2tp_cc *cc, struct l2tp_sess *s);
+	/*
+	 * The side that waits for the peer's ICCN/OCCN knows the call's
+	 * parameters once it has answered (ICRP sent, OCRP received): the
+	 * data plane may make its session then, not yet passing traffic, so
+	 * that its work overlaps the peer's instead of following it.  No
+	 * completion: the dp_session_create that follows the connected
+	 * message finishes the job (reprogramming what that message changed)
+	 * and completes as usual; a failed preparation is retried or reported
+	 * there.  Return 0 when something was made: dp_session_delete is then
+	 * owed, also if no create ever follows; non-zero when nothing was.
+	 * It must not call back into the engine.  NULL: sessions are made at
+	 * the connected message.
+	 */
+	int (*dp_session_prepare)(struct l2tp_cc *cc, struct l2tp_sess *s);
 
 	/* Every session state change; why as for cc_event (CDN result). */
 	void (*sess_event)(struct l2tp_cc *cc, struct l2tp_sess *s,

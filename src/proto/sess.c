@@ -261,12 +261,17 @@ static bool sess_peer_knows(const struct l2tp_sess *s)
 	return s->state != L2TP_SESS_IDLE && s->state != L2TP_SESS_WAIT_TUNNEL;
 }
 
+static bool sess_dp_owes_delete(const struct l2tp_sess *s)
+{
+	return s->dp == L2TP_DP_PENDING || s->dp == L2TP_DP_UP || s->dp == L2TP_DP_PREPARED;
+}
+
 static void sess_dp_delete(struct l2tp_sess *s)
 {
 	struct l2tp_cc *cc = s->cc;
 
 	s->dp_want = false;
-	if (s->dp != L2TP_DP_PENDING && s->dp != L2TP_DP_UP)
+	if (!sess_dp_owes_delete(s))
 		return;		/* a failed create owes nothing */
 	s->dp = L2TP_DP_NONE;
 	if (!cc->freed && cc->ops->dp_session_delete != NULL)
@@ -510,6 +515,23 @@ static void sess_dp_result(struct l2tp_sess *s, int err)
 		    L2TP_ERR_NO_RESOURCES, text);
 }
 
+/*
+ * We answered the call and wait for the peer's connected message: let the
+ * data plane make the session now (cc.h, dp_session_prepare), so that its
+ * work runs while the peer does its own rather than after.
+ */
+static void sess_dp_prepare(struct l2tp_sess *s)
+{
+	struct l2tp_cc *cc = s->cc;
+
+	if (cc->dp != L2TP_DP_UP || cc->ops->dp_session_prepare == NULL ||
+	    s->dp != L2TP_DP_NONE)
+		return;
+	if (cc->ops->dp_session_prepare(cc, s) == 0 && !cc->freed &&
+	    s->state != L2TP_SESS_CLOSED)
+		s->dp = L2TP_DP_PREPARED;
+}
+
 /* The call is agreed: ask for the data plane (once the tunnel's is up). */
 static void sess_dp_start(struct l2tp_sess *s)
 {
@@ -624,6 +646,8 @@ static enum l2tp_drop sess_on_reply(struct l2tp_sess *s, const struct l2tp_msg *
 		return L2TP_DROP_NONE;
 	if (s->cfg.outgoing) {
 		sess_change_state(s, L2TP_SESS_WAIT_CONNECT, "OCRP received");
+		if (s->state == L2TP_SESS_WAIT_CONNECT)
+			sess_dp_prepare(s);
 		return L2TP_DROP_NONE;
 	}
 	sess_dp_start(s);	/* ICRP: our side first, ICCN when it is up */
@@ -714,7 +738,7 @@ static enum l2tp_drop sess_fsm(struct l2tp_sess *s, const struct l2tp_msg *m)
 		return sess_fsm_error(s, m);
 	case L2TP_SESS_WAIT_CONNECT:
 		/* ICRQ recipient waits for ICCN, OCRQ sender for OCCN */
-		if (conn && s->dp == L2TP_DP_NONE && !s->dp_want)
+		if (conn && (s->dp == L2TP_DP_NONE || s->dp == L2TP_DP_PREPARED) && !s->dp_want)
 			return sess_on_connected(s, m);
 		return sess_fsm_error(s, m);
 	case L2TP_SESS_WAIT_CS_ANSWER:
@@ -869,6 +893,8 @@ static enum l2tp_drop sess_accept(struct l2tp_sess *s, const struct l2tp_msg *m)
 	sess_arm_setup(s);
 	if (!cfg.outgoing) {
 		sess_change_state(s, L2TP_SESS_WAIT_CONNECT, "ICRQ accepted");
+		if (s->state == L2TP_SESS_WAIT_CONNECT)
+			sess_dp_prepare(s);
 		return L2TP_DROP_NONE;
 	}
 	sess_change_state(s, L2TP_SESS_WAIT_CS_ANSWER, "OCRQ accepted");
@@ -1039,7 +1065,7 @@ void l2tp_sess_cc_forget(struct l2tp_cc *cc)
 	while (!usl_list_empty(&cc->sessions)) {
 		s = usl_list_first_entry(&cc->sessions, struct l2tp_sess, link);
 		usl_timer_cancel(&s->setup_timer);
-		had = s->dp == L2TP_DP_PENDING || s->dp == L2TP_DP_UP;
+		had = sess_dp_owes_delete(s);
 		s->dp = L2TP_DP_NONE;
 		sess_unlink(s);
 		s->state = L2TP_SESS_CLOSED;

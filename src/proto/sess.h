@@ -12,7 +12,10 @@
  *   ICRQ recipient: (ICRQ) -> ICRP -> (ICCN) -> dp_session_create -> established
  *   OCRQ sender:    OCRQ -> (OCRP) -> (OCCN) -> dp_session_create -> established
  *   OCRQ recipient: (OCRQ) -> OCRP -> dp_session_create -> OCCN -> established
- * A data plane session is only requested once the tunnel's is up.
+ * A data plane session is only requested once the tunnel's is up.  The two
+ * that wait for a connected message may have it prepared while they wait
+ * (dp_session_prepare, right after ICRP sent / OCRP received), so that both
+ * ends' data plane work runs at once.
  */
 #ifndef L2TP_SESS_H
 #define L2TP_SESS_H

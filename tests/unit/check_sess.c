@@ -141,6 +141,81 @@ START_TEST(test_call)
 }
 END_TEST
 
+/*
+ * With dp_session_prepare: the end that waits for the connected message
+ * (ICRQ recipient, OCRQ sender) has its session prepared once it has
+ * answered, before that message arrives; the create at the message takes
+ * it over, the other end never prepares, and the close deletes it once.
+ */
+START_TEST(test_call_prepared)
+{
+	struct harness *h = up(140 + _i);
+	int a = calls[_i].opener, b = !a, one = 1, w;
+	bool og = calls[_i].outgoing;
+	const struct h_wire *cn;
+	struct l2tp_msg m;
+
+	w = og ? a : b;		/* the waiting end */
+	h->end[a].dp_prepare = h->end[b].dp_prepare = true;
+	h->end[b].accept_cfg.cookie_len = calls[_i].cookie;
+	h->end[w].dp_session = H_DP_DEFER_OK;
+	h->end[w].dp_delay = usl_time_ms(10);
+	h_open(h, a, L2TP_PW_ETH, calls[_i].cookie, og, "circuit-9");
+	ck_assert(h_run_until(h, cond_all_up, &one, usl_time_s(5)));
+	cn = find_for(h, og ? b : a, og ? L2TP_MSG_OCCN : L2TP_MSG_ICCN, 0, &m);
+	ck_assert_ptr_nonnull(cn);
+	ck_assert_int_eq(h->end[w].dp_session_prepares, 1);
+	ck_assert_int_eq(h->end[!w].dp_session_prepares, 0);
+	ck_assert_int_eq(h->end[w].n_prepared, 0);	/* taken over by the create */
+	ck_assert_int_eq(h->end[w].dp_session_creates, 1);
+	ck_assert_int_eq(h->end[w].dp_session_live, 1);
+	ck_assert_int_eq(l2tp_sess_dp_state(h->end[w].sess[0]), L2TP_DP_UP);
+	l2tp_sess_close(h->end[a].sess[0], L2TP_CDN_ADMIN, 0, "done");
+	h_run_for(h, usl_time_s(1));
+	ck_assert_int_eq(h->end[w].dp_session_deletes, 1);
+	ck_assert_int_eq(h->end[w].dp_session_live, 0);
+	ck_assert_int_eq(h->end[!w].dp_session_live, 0);
+	h_free(h);
+}
+END_TEST
+
+/*
+ * A prepared session whose call never connects owes its delete, whatever
+ * ends it: the LAC's CDN instead of its ICCN, or the LNS's setup guard.
+ * Declined preparations (nothing made) owe nothing.
+ */
+static const struct { bool prepare; bool lac_fails; } unconnected[] = {
+	{ true, true }, { false, true }, { true, false }, { false, false },
+};
+
+START_TEST(test_prepared_call_unconnected)
+{
+	struct harness *h = up(150 + _i);
+	bool prep = unconnected[_i].prepare;
+
+	h->end[LNS].dp_prepare = prep;
+	if (unconnected[_i].lac_fails) {
+		h->end[LAC].dp_session = H_DP_SYNC_FAIL;
+	} else {	/* the LAC's call never gets placed: the LNS's setup guard */
+		h->end[LAC].dp_session = H_DP_DEFER_OK;
+		h->end[LAC].dp_delay = usl_time_s(100);
+		((struct l2tp_cc_cfg *)l2tp_cc_cfg(h_cc(h, LAC)))->sess_setup_timeout =
+			USL_TIME_NEVER;
+	}
+	h_open(h, LAC, L2TP_PW_ETH, 4, false, "c");
+	h_run_for(h, usl_time_s(unconnected[_i].lac_fails ? 2 : 70));
+	ck_assert_int_eq(h_count(h, LAC, L2TP_MSG_ICCN), 0);
+	ck_assert_int_eq(h->end[LNS].n_sess, 0);
+	ck_assert_int_eq(h->end[LNS].dp_session_prepares, prep);
+	ck_assert_int_eq(h->end[LNS].dp_session_creates, 0);
+	ck_assert_int_eq(h->end[LNS].dp_session_deletes, prep);
+	ck_assert_int_eq(h->end[LNS].n_prepared, 0);
+	if (!unconnected[_i].lac_fails)	/* the LNS's guard spoke: CDN 16 */
+		ck_assert_int_eq(h_count(h, LNS, L2TP_MSG_CDN), 1);
+	h_free(h);
+}
+END_TEST
+
 /* CDN from either end: both sides clean up, data plane deleted. */
 START_TEST(test_cdn)
 {
@@ -772,6 +847,9 @@ static Suite *sess_suite(void)
 
 	tcase_add_loop_test(tc, test_call, 0, sizeof(calls) / sizeof(calls[0]));
 	tcase_add_loop_test(tc, test_cdn, 0, 2);
+	tcase_add_loop_test(tc, test_call_prepared, 0, sizeof(calls) / sizeof(calls[0]));
+	tcase_add_loop_test(tc, test_prepared_call_unconnected, 0,
+			    sizeof(unconnected) / sizeof(unconnected[0]));
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("refusals");

@@ -239,12 +239,40 @@ static void h_dp_tunnel_delete(struct l2tp_cc *cc)
 		e->dp_tunnel_live--;
 }
 
+/* Takes s off the prepared list; whether it was on it. */
+static bool h_unprepare(struct h_end *e, const struct l2tp_sess *s)
+{
+	for (int i = 0; i < e->n_prepared; i++) {
+		if (e->prepared[i] == s) {
+			e->prepared[i] = e->prepared[--e->n_prepared];
+			return true;
+		}
+	}
+	return false;
+}
+
+static int h_dp_session_prepare(struct l2tp_cc *cc, struct l2tp_sess *s)
+{
+	struct h_end *e = h_end_of(cc);
+
+	ck_assert_int_eq(l2tp_cc_dp_state(cc), L2TP_DP_UP);
+	ck_assert_int_eq(l2tp_sess_state(s), L2TP_SESS_WAIT_CONNECT);
+	ck_assert_int_eq(l2tp_sess_dp_state(s), L2TP_DP_NONE);
+	if (!e->dp_prepare)
+		return -EOPNOTSUPP;
+	ck_assert_int_lt(e->n_prepared, H_MAX_SESS);
+	e->dp_session_prepares++;
+	e->prepared[e->n_prepared++] = s;
+	return 0;
+}
+
 static int h_dp_session_create(struct l2tp_cc *cc, struct l2tp_sess *s)
 {
 	struct h_end *e = h_end_of(cc);
 
 	ck_assert_int_eq(l2tp_cc_dp_state(cc), L2TP_DP_UP);
 	e->dp_session_creates++;
+	h_unprepare(e, s);	/* the create takes over what was prepared */
 	return h_dp_create(e, e->dp_session, cc, s, &e->dp_session_live);
 }
 
@@ -253,6 +281,8 @@ static void h_dp_session_delete(struct l2tp_cc *cc, struct l2tp_sess *s)
 	struct h_end *e = h_end_of(cc);
 
 	e->dp_session_deletes++;
+	if (h_unprepare(e, s))
+		return;		/* prepared, never created */
 	h_cancel_pending(e->h, cc, s);
 	if (e->dp_session == H_DP_SYNC_OK || e->dp_session == H_DP_DEFER_OK)
 		e->dp_session_live--;
@@ -346,6 +376,7 @@ static const struct l2tp_cc_ops h_ops = {
 	.sess_accept = h_sess_accept,
 	.dp_session_create = h_dp_session_create,
 	.dp_session_delete = h_dp_session_delete,
+	.dp_session_prepare = h_dp_session_prepare,
 	.sess_event = h_sess_event,
 	.sess_freed = h_sess_freed,
 	.sess_wen = h_sess_wen,

@@ -83,6 +83,11 @@ struct h_end {
 	usl_time dp_delay;
 	int dp_tunnel_creates, dp_tunnel_deletes, dp_session_creates, dp_session_deletes;
 	int dp_tunnel_live, dp_session_live;
+	/* dp_session_prepare: made when dp_prepare, else declined (nothing made) */
+	bool dp_prepare;
+	int dp_session_prepares;
+	struct l2tp_sess *prepared[H_MAX_SESS];	/* prepared, neither created nor deleted */
+	int n_prepared;
 
 	/* sessions the "daemon" knows (opened or accepted, not yet freed) */
 	struct l2tp_sess *sess[H_MAX_SESS];
