@@ -41,6 +41,14 @@ struct dp_ops {
 	void (*tunnel_delete)(struct tunnel *t);
 	int (*session_create)(struct session *s);
 	void (*session_delete)(struct session *s);
+	/*
+	 * Optional: the call is answered, its connected message not yet in;
+	 * make what takes long now (dp_session_prepare in proto/cc.h).  0:
+	 * something was made (session_delete is owed; the session_create at
+	 * the connected message finishes it); non-zero: nothing was.  Never
+	 * calls session_dp_done().
+	 */
+	int (*session_prepare)(struct session *s);
 	/* Current counters; -1 with errno when unavailable. */
 	int (*session_stats)(const struct session *s, struct dp_session_stats *st);
 	/* What is programmed for this object (for `show`), or NULL. */

@@ -89,7 +89,8 @@
 
 /* K_GONE: deleted outside the daemon, the engine not yet done with it */
 /* K_LINKING: the kernel session exists, its interface is being set up */
-enum kstate { K_STALE, K_CREATING, K_LINKING, K_UP, K_DELETING, K_GONE };
+/* K_READY: a session made before its call connected, interface down (prepare) */
+enum kstate { K_STALE, K_CREATING, K_LINKING, K_READY, K_UP, K_DELETING, K_GONE };
 
 struct kreq;
 struct nlchan;
@@ -128,8 +129,17 @@ struct klink {
 	struct ksession *ks;
 };
 
+/* What a SESSION_CREATE programs: the call's parameters when it was sent. */
+struct kprog {
+	uint32_t peer_sid;
+	uint8_t l2spec, recv_seq, send_seq;
+	uint8_t cookie_len, peer_cookie_len;
+	uint8_t cookie[8], peer_cookie[8];
+};
+
 struct ksession {
 	struct session *s;		/* NULL once the engine let go */
+	struct kprog prog;
 	struct klink links[2];		/* kindex, ifindex (when it differs) */
 	struct kreq *req;		/* create unanswered */
 	unsigned refs;			/* s, plus every request pointing here */
@@ -142,7 +152,9 @@ struct ksession {
 	char link_lost[IFNAMSIZ];	/* an interface of ours vanished: being checked */
 	unsigned kindex, ifindex, mtu;
 	unsigned name_tries;
-	unsigned links_pending;		/* rtnetlink requests unanswered (K_LINKING) */
+	unsigned links_pending;		/* set-up requests unanswered (K_LINKING) */
+	bool early;			/* prepared: its interface stays down until activated */
+	bool activate;			/* the engine's create came: up as soon as made */
 	int link_err;			/* the first one's error */
 	const char *link_what;		/* and which it was */
 	pid_t pppd;
@@ -1307,19 +1319,42 @@ static void cookie_attr(struct nlmsghdr *nlh, uint16_t type, const uint8_t *c, u
  * what we send is what it parses; when it differs from what we asked for,
  * the mismatch is logged (receive will then misparse).
  */
-static struct nlmsghdr *session_create_msg(const struct session *s, const struct ksession *ks)
+static void session_prog(const struct session *s, struct kprog *p)
+{
+	const uint8_t *c;
+
+	memset(p, 0, sizeof(*p));
+	p->peer_sid = l2tp_sess_remote_sid(s->sess);
+	p->l2spec = l2tp_sess_peer_l2ss(s->sess) ? L2TP_L2SPECTYPE_DEFAULT : L2TP_L2SPECTYPE_NONE;
+	/* Data Sequencing AVP: the sender requires sequencing on what it receives */
+	p->recv_seq = l2tp_sess_data_seq(s->sess) != 0;
+	p->send_seq = l2tp_sess_peer_data_seq(s->sess) != 0;
+	c = l2tp_sess_cookie(s->sess, &p->cookie_len);
+	memcpy(p->cookie, c, p->cookie_len <= 8 ? p->cookie_len : 8);
+	c = l2tp_sess_peer_cookie(s->sess, &p->peer_cookie_len);
+	memcpy(p->peer_cookie, c, p->peer_cookie_len <= 8 ? p->peer_cookie_len : 8);
+}
+
+/* What only a new SESSION_CREATE can change (MODIFY takes sequencing, not these). */
+static bool prog_identity_differs(const struct kprog *a, const struct kprog *b)
+{
+	return a->peer_sid != b->peer_sid || a->l2spec != b->l2spec ||
+	       a->cookie_len != b->cookie_len || a->peer_cookie_len != b->peer_cookie_len ||
+	       memcmp(a->cookie, b->cookie, a->cookie_len) != 0 ||
+	       memcmp(a->peer_cookie, b->peer_cookie, a->peer_cookie_len) != 0;
+}
+
+static struct nlmsghdr *session_create_msg(const struct ksession *ks)
 {
 	struct nlmsghdr *nlh = l2tp_msg(L2TP_CMD_SESSION_CREATE, NLM_F_ACK);
-	const uint8_t *c;
-	uint8_t len;
+	const struct kprog *p = &ks->prog;
 
 	mnl_attr_put_u32(nlh, L2TP_ATTR_CONN_ID, ks->tid);
 	mnl_attr_put_u32(nlh, L2TP_ATTR_SESSION_ID, ks->sid);
-	mnl_attr_put_u32(nlh, L2TP_ATTR_PEER_SESSION_ID, l2tp_sess_remote_sid(s->sess));
+	mnl_attr_put_u32(nlh, L2TP_ATTR_PEER_SESSION_ID, p->peer_sid);
 	mnl_attr_put_u16(nlh, L2TP_ATTR_PW_TYPE,
 			 ks->pw == L2TP_PW_PPP ? L2TP_PWTYPE_PPP : L2TP_PWTYPE_ETH);
-	mnl_attr_put_u8(nlh, L2TP_ATTR_L2SPEC_TYPE, l2tp_sess_peer_l2ss(s->sess) ?
-			L2TP_L2SPECTYPE_DEFAULT : L2TP_L2SPECTYPE_NONE);
+	mnl_attr_put_u8(nlh, L2TP_ATTR_L2SPEC_TYPE, p->l2spec);
 	/*
 	 * The kernel puts COOKIE on what it sends and expects PEER_COOKIE on
 	 * what it receives (l2tp_build_l2tpv3_header / l2tp_recv_common; the
@@ -1327,13 +1362,10 @@ static struct nlmsghdr *session_create_msg(const struct session *s, const struct
 	 * reverse of the AVPs' owners: the peer's Assigned Cookie is what we
 	 * send, ours is what we expect.
 	 */
-	c = l2tp_sess_peer_cookie(s->sess, &len);
-	cookie_attr(nlh, L2TP_ATTR_COOKIE, c, len);
-	c = l2tp_sess_cookie(s->sess, &len);
-	cookie_attr(nlh, L2TP_ATTR_PEER_COOKIE, c, len);
-	/* Data Sequencing AVP: the sender requires sequencing on what it receives */
-	mnl_attr_put_u8(nlh, L2TP_ATTR_RECV_SEQ, l2tp_sess_data_seq(s->sess) != 0);
-	mnl_attr_put_u8(nlh, L2TP_ATTR_SEND_SEQ, l2tp_sess_peer_data_seq(s->sess) != 0);
+	cookie_attr(nlh, L2TP_ATTR_COOKIE, p->peer_cookie, p->peer_cookie_len);
+	cookie_attr(nlh, L2TP_ATTR_PEER_COOKIE, p->cookie, p->cookie_len);
+	mnl_attr_put_u8(nlh, L2TP_ATTR_RECV_SEQ, p->recv_seq);
+	mnl_attr_put_u8(nlh, L2TP_ATTR_SEND_SEQ, p->send_seq);
 	if (ks->pw != L2TP_PW_PPP)
 		mnl_attr_put_strz(nlh, L2TP_ATTR_IFNAME, ks->kname);
 	return nlh;
@@ -1343,7 +1375,8 @@ static void session_create_done(struct kreq *r, int err, const char *ext);
 
 static int session_submit_create(struct session *s, struct ksession *ks)
 {
-	ks->req = kreq_submit(session_create_msg(s, ks), ks, session_create_done, NULL);
+	session_prog(s, &ks->prog);
+	ks->req = kreq_submit(session_create_msg(ks), ks, session_create_done, NULL);
 	if (ks->req == NULL)
 		return -ENOMEM;
 	ks->refs++;
@@ -1406,12 +1439,43 @@ static int session_check(const struct session *s, char *err, size_t errlen)
 	}
 }
 
+/* A new ksession for s, its SESSION_CREATE queued; 0 or a negative errno (nothing made). */
+static int session_start(struct session *s, bool early)
+{
+	struct ksession *ks = calloc(1, sizeof(*ks));
+	int rc;
+
+	if (ks == NULL)
+		return -ENOMEM;
+	ks->s = s;
+	ks->refs = 1;
+	ks->tid = s->tunnel->id;
+	ks->sid = s->id;
+	ks->pw = sess_pw(s);
+	ks->state = K_CREATING;
+	ks->early = early;
+	session_pattern(s, ks);
+	rc = session_names(s, ks, false);
+	if (rc == 0)
+		rc = session_submit_create(s, ks);
+	if (rc != 0) {
+		text_set(&s->dp_error, "interface name from '%s': %s", ks->pattern, strerror(-rc));
+		free(ks);
+		return rc;
+	}
+	s->dp_priv = ks;
+	return 0;
+}
+
+static int session_activate(struct session *s, struct ksession *ks);
+
 static int kernel_session_create(struct session *s)
 {
-	struct ksession *ks;
 	char err[256];
 	int rc;
 
+	if (s->dp_priv != NULL)		/* prepared: bring it up */
+		return session_activate(s, s->dp_priv);
 	rc = session_check(s, err, sizeof(err));
 	if (rc != 0) {
 		text_set(&s->dp_error, "%s", err);
@@ -1422,27 +1486,26 @@ static int kernel_session_create(struct session *s)
 		log_warnx("session %u: we require L2-Specific Sublayer %u, the peer %u; the kernel "
 			  "has one setting: sending the peer's, receiving will misparse", s->id,
 			  l2tp_sess_l2ss(s->sess), l2tp_sess_peer_l2ss(s->sess));
-	ks = calloc(1, sizeof(*ks));
-	if (ks == NULL)
-		return -ENOMEM;
-	ks->s = s;
-	ks->refs = 1;
-	ks->tid = s->tunnel->id;
-	ks->sid = s->id;
-	ks->pw = sess_pw(s);
-	ks->state = K_CREATING;
-	session_pattern(s, ks);
-	rc = session_names(s, ks, false);
-	if (rc == 0)
-		rc = session_submit_create(s, ks);
-	if (rc != 0) {
-		text_set(&s->dp_error, "interface name from '%s': %s", ks->pattern, strerror(-rc));
+	rc = session_start(s, false);
+	if (rc != 0)
 		log_warnx("session %u: %s", s->id, name_str(s->dp_error));
-		free(ks);
-		return rc;
-	}
-	s->dp_priv = ks;
-	return 0;
+	return rc;
+}
+
+/*
+ * The call is answered, its ICCN (OCCN) not yet in: make the kernel session
+ * and its interface now, down, so that our register_netdevice runs while
+ * the peer does its own, not after (doc/kernel-dataplane.md).  PPP waits
+ * for the call (its pppd is the session's user); anything the create would
+ * refuse is left to it, which reports it.
+ */
+static int kernel_session_prepare(struct session *s)
+{
+	char err[256];
+
+	if (sess_pw(s) == L2TP_PW_PPP || session_check(s, err, sizeof(err)) != 0)
+		return -EOPNOTSUPP;
+	return session_start(s, true);
 }
 
 /* ---- sessions: the interface once the kernel has it ---------------------------- */
@@ -1527,14 +1590,30 @@ static void link_index_done(struct kreq *r, int err, const char *ext)
 	link_step(ks, err == 0 && ks->kindex == 0 ? -ENODEV : err, ext, "RTM_GETLINK");
 }
 
-static bool link_submit(struct ksession *ks, const struct nlmsghdr *nlh, kreq_done_fn done,
-			kreq_data_fn data)
+/* One request of the interface's set-up: session_linked() runs when all are answered. */
+static bool link_submit_on(struct nlchan *ch, struct ksession *ks, const struct nlmsghdr *nlh,
+			   kreq_done_fn done, kreq_data_fn data)
 {
-	if (kreq_submit_on(&kdp.rtnl, nlh, ks, done, data) == NULL)
+	if (kreq_submit_on(ch, nlh, ks, done, data) == NULL)
 		return false;
 	ks->refs++;
 	ks->links_pending++;
 	return true;
+}
+
+static bool link_submit(struct ksession *ks, const struct nlmsghdr *nlh, kreq_done_fn done,
+			kreq_data_fn data)
+{
+	return link_submit_on(&kdp.rtnl, ks, nlh, done, data);
+}
+
+static bool link_submit_up(struct ksession *ks)
+{
+	struct nlmsghdr *nlh = rt_link_msg(RTM_NEWLINK, ks->kname);
+	struct ifinfomsg *ifi = mnl_nlmsg_get_payload(nlh);
+
+	ifi->ifi_flags = ifi->ifi_change = IFF_UP;
+	return link_submit(ks, nlh, link_set_done, NULL);
 }
 
 /*
@@ -1565,10 +1644,12 @@ static void put_no_ipv6_ll(struct nlmsghdr *nlh)
 /*
  * The kernel made the session and its l2tpeth device: MTU, master and up,
  * and its index.  Without a link-local address the mode is set in a first
- * request and IFF_UP in a second (the kernel makes the address on up).
+ * request and IFF_UP in a second (the kernel makes the address on up).  A
+ * session made early stays down: session_activate() sends the IFF_UP.
  */
 static int session_link_submit(struct session *s, struct ksession *ks, char *err, size_t errlen)
 {
+	bool up = !ks->early;
 	const char *bridge = ks->pw == L2TP_PW_ETH ? s->prof->bridge : NULL;
 	/* under a VLAN (eth_vlan) the l2tpeth is a trunk: the VLAN gets the policy */
 	bool ll6 = ks->pw == L2TP_PW_ETH && want_ipv6_ll(s);
@@ -1589,22 +1670,17 @@ static int session_link_submit(struct session *s, struct ksession *ks, char *err
 	if (master != 0)
 		mnl_attr_put_u32(nlh, IFLA_MASTER, master);
 	ifi = mnl_nlmsg_get_payload(nlh);
-	if (ll6)
-		ifi->ifi_flags = ifi->ifi_change = IFF_UP;	/* all in one request */
-	else
+	if (!ll6)
 		put_no_ipv6_ll(nlh);
+	else if (up)
+		ifi->ifi_flags = ifi->ifi_change = IFF_UP;	/* all in one request */
 	ks->state = K_LINKING;
 	if (!link_submit(ks, nlh, link_set_done, NULL)) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	if (!ll6) {
-		nlh = rt_link_msg(RTM_NEWLINK, ks->kname);
-		ifi = mnl_nlmsg_get_payload(nlh);
-		ifi->ifi_flags = ifi->ifi_change = IFF_UP;
-		if (!link_submit(ks, nlh, link_set_done, NULL))
-			goto nomem;
-	}
+	if (!ll6 && up && !link_submit_up(ks))
+		goto nomem;
 	if (!link_submit(ks, rt_link_msg(RTM_GETLINK, ks->kname), link_index_done,
 			 link_index_data))
 		goto nomem;
@@ -1647,6 +1723,38 @@ static void session_ready(struct session *s, struct ksession *ks)
 	session_dp_done(s, 0);
 }
 
+/* Lets go of ks (its kernel objects are deleted, or were never made). */
+static void session_detach(struct session *s, struct ksession *ks)
+{
+	s->dp_priv = NULL;
+	ks->s = NULL;
+	ks_put(ks);
+}
+
+/*
+ * A preparation failed before the call connected: nothing to report yet;
+ * the create at the connected message starts afresh and reports.
+ */
+static void session_unprepare(struct session *s, struct ksession *ks, const char *why)
+{
+	log_info("session %u: made ahead of its call: %s (made again when it connects)",
+		 s->id, why);
+	session_detach(s, ks);
+}
+
+/* Made early and linked: wait for the call, or go on if it connected meanwhile. */
+static void session_prepared(struct session *s, struct ksession *ks)
+{
+	int rc;
+
+	ks->state = K_READY;
+	if (!ks->activate)
+		return;
+	rc = session_activate(s, ks);
+	if (rc != 0)
+		session_dp_done(s, rc);
+}
+
 static void session_linked(struct ksession *ks)
 {
 	struct session *s = ks->s;
@@ -1657,14 +1765,79 @@ static void session_linked(struct ksession *ks)
 		return;
 	if (rc != 0)
 		snprintf(err, sizeof(err), "%s: %s", ks->link_what, strerror(-rc));
-	else
+	else if (!ks->early)
 		rc = session_link_extras(s, ks, err, sizeof(err));
 	if (rc != 0) {
 		session_send_delete(ks);	/* no kernel object may stay behind */
-		session_fail(s, ks, rc, "%s: %s", ks->ifname, err);
+		if (ks->early && !ks->activate)
+			session_unprepare(s, ks, err);
+		else
+			session_fail(s, ks, rc, "%s: %s", ks->ifname, err);
 		return;
 	}
-	session_ready(s, ks);
+	if (ks->early)
+		session_prepared(s, ks);
+	else
+		session_ready(s, ks);
+}
+
+static void seq_modify_done(struct kreq *r, int err, const char *ext)
+{
+	link_step(r->obj, err, ext, "SESSION_MODIFY (sequencing)");
+}
+
+static struct nlmsghdr *session_seq_msg(const struct ksession *ks)
+{
+	struct nlmsghdr *nlh = l2tp_msg(L2TP_CMD_SESSION_MODIFY, NLM_F_ACK);
+
+	mnl_attr_put_u32(nlh, L2TP_ATTR_CONN_ID, ks->tid);
+	mnl_attr_put_u32(nlh, L2TP_ATTR_SESSION_ID, ks->sid);
+	mnl_attr_put_u8(nlh, L2TP_ATTR_RECV_SEQ, ks->prog.recv_seq);
+	mnl_attr_put_u8(nlh, L2TP_ATTR_SEND_SEQ, ks->prog.send_seq);
+	return nlh;
+}
+
+/*
+ * The call connected (the engine's create): a session made early is
+ * brought up, once made.  The connected message may have changed the
+ * call: sequencing is modified in place; the sublayer or a cookie (which
+ * the kernel cannot modify) means a new kernel session.
+ */
+static int session_activate(struct session *s, struct ksession *ks)
+{
+	struct kprog now;
+
+	ks->activate = true;
+	if (ks->state != K_READY)
+		return 0;	/* still being made: session_prepared() comes back */
+	session_prog(s, &now);
+	if (prog_identity_differs(&ks->prog, &now)) {
+		log_info("session %u: the connected call differs from what its kernel session "
+			 "was made with: making it again", s->id);
+		session_send_delete(ks);
+		session_detach(s, ks);
+		return kernel_session_create(s);
+	}
+	ks->early = false;
+	ks->state = K_LINKING;
+	if (now.recv_seq != ks->prog.recv_seq || now.send_seq != ks->prog.send_seq) {
+		ks->prog = now;
+		if (!link_submit_on(&kdp.gnl, ks, session_seq_msg(ks), seq_modify_done, NULL))
+			goto nomem;
+	}
+	if (!link_submit_up(ks))
+		goto nomem;
+	return 0;
+nomem:
+	if (ks->links_pending > 0) {	/* reported when those sent are answered */
+		ks->link_err = -ENOMEM;
+		ks->link_what = "out of memory";
+		return 0;
+	}
+	text_set(&s->dp_error, "out of memory");
+	session_send_delete(ks);
+	session_detach(s, ks);
+	return -ENOMEM;
 }
 
 /* The kernel has the session: pppd for PPP, the interface's set-up for Ethernet. */
@@ -1708,8 +1881,11 @@ static void session_create_done(struct kreq *r, int err, const char *ext)
 			session_send_delete(ks);
 	} else if (err != 0 && !session_retry_name(s, ks, err)) {
 		log_kernel_error("session", ks->sid, "SESSION_CREATE", err, ext);
-		session_fail(s, ks, err, "kernel refused the session: %s%s%s", strerror(-err),
-			     ext ? ": " : "", ext ? ext : "");
+		if (ks->early && !ks->activate)
+			session_unprepare(s, ks, "kernel refused the session");
+		else
+			session_fail(s, ks, err, "kernel refused the session: %s%s%s",
+				     strerror(-err), ext ? ": " : "", ext ? ext : "");
 	} else if (err == 0) {
 		session_up(s, ks);
 	}
@@ -2064,11 +2240,9 @@ static int kernel_session_modify(struct session *s)
 
 	if (ks == NULL || ks->state != K_UP)
 		return -ENOTCONN;
-	nlh = l2tp_msg(L2TP_CMD_SESSION_MODIFY, NLM_F_ACK);
-	mnl_attr_put_u32(nlh, L2TP_ATTR_CONN_ID, ks->tid);
-	mnl_attr_put_u32(nlh, L2TP_ATTR_SESSION_ID, ks->sid);
-	mnl_attr_put_u8(nlh, L2TP_ATTR_RECV_SEQ, l2tp_sess_data_seq(s->sess) != 0);
-	mnl_attr_put_u8(nlh, L2TP_ATTR_SEND_SEQ, l2tp_sess_peer_data_seq(s->sess) != 0);
+	ks->prog.recv_seq = l2tp_sess_data_seq(s->sess) != 0;
+	ks->prog.send_seq = l2tp_sess_peer_data_seq(s->sess) != 0;
+	nlh = session_seq_msg(ks);
 	if (kreq_submit(nlh, ks, modify_done, NULL) == NULL)
 		return -ENOMEM;
 	ks->refs++;
@@ -2118,9 +2292,13 @@ static unsigned kernel_pw_types(uint16_t *types, unsigned max)
 
 static const char *state_name(enum kstate st)
 {
-	static const char *const names[] = { "stale", "creating", "up", "deleting", "gone" };
+	static const char *const names[] = {
+		[K_STALE] = "stale", [K_CREATING] = "creating", [K_LINKING] = "linking",
+		[K_READY] = "prepared", [K_UP] = "up", [K_DELETING] = "deleting",
+		[K_GONE] = "gone",
+	};
 
-	return names[st];
+	return (unsigned)st < sizeof(names) / sizeof(names[0]) ? names[st] : "?";
 }
 
 static json_object *cookie_hex(const uint8_t *c, uint8_t len)
@@ -2398,6 +2576,7 @@ const struct dp_ops dp_kernel_ops = {
 	.tunnel_create = kernel_tunnel_create,
 	.tunnel_delete = kernel_tunnel_delete,
 	.session_create = kernel_session_create,
+	.session_prepare = kernel_session_prepare,
 	.session_delete = kernel_session_delete,
 	.session_stats = kernel_session_stats,
 	.describe = kernel_describe,

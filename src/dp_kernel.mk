@@ -22,7 +22,7 @@ tests_bench_nl_create_rate_CFLAGS = $(AM_CFLAGS) $(LIBMNL_CFLAGS)
 tests_bench_nl_create_rate_LDADD = $(LIBMNL_LIBS)
 
 KERNEL_TESTS = \
-	tests/kernel/pseudowire.sh tests/kernel/cookies.sh tests/kernel/lifecycle.sh \
+	tests/kernel/pseudowire.sh tests/kernel/cookies.sh tests/kernel/prepared.sh tests/kernel/lifecycle.sh \
 	tests/kernel/lost.sh tests/kernel/xconnect.sh tests/kernel/ppp.sh tests/kernel/overrun.sh tests/kernel/statefile.sh \
 	tests/kernel/scale.sh
 EXTRA_DIST += tests/kernel/vm-run tests/kernel/suite.sh tests/kernel/lib.sh \

@@ -315,6 +315,7 @@ void session_on_event(struct l2tp_cc *cc, struct l2tp_sess *ls, enum l2tp_sess_s
 void session_on_freed(struct l2tp_cc *cc, struct l2tp_sess *ls);
 int session_on_dp_create(struct l2tp_cc *cc, struct l2tp_sess *ls);
 void session_on_dp_delete(struct l2tp_cc *cc, struct l2tp_sess *ls);
+int session_on_dp_prepare(struct l2tp_cc *cc, struct l2tp_sess *ls);
 
 /* transport.c */
 int transport_init(const struct l2tpd_config *c, char *err, size_t errlen);

@@ -452,6 +452,16 @@ int session_on_dp_create(struct l2tp_cc *cc, struct l2tp_sess *ls)
 	return l2tpd.dp->session_create(s);
 }
 
+int session_on_dp_prepare(struct l2tp_cc *cc, struct l2tp_sess *ls)
+{
+	struct session *s = l2tp_sess_user(ls);
+
+	(void)cc;
+	if (s == NULL || l2tpd.dp->session_prepare == NULL)
+		return -1;
+	return l2tpd.dp->session_prepare(s);
+}
+
 void session_on_dp_delete(struct l2tp_cc *cc, struct l2tp_sess *ls)
 {
 	struct session *s = l2tp_sess_user(ls);

@@ -482,6 +482,7 @@ static const struct l2tp_cc_ops tunnel_ops = {
 	.sess_accept = session_on_accept,
 	.dp_session_create = session_on_dp_create,
 	.dp_session_delete = session_on_dp_delete,
+	.dp_session_prepare = session_on_dp_prepare,
 	.sess_event = session_on_event,
 	.sess_freed = session_on_freed,
 	.random = tunnel_on_random,

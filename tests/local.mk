@@ -38,7 +38,7 @@ INTEGRATION_TESTS = \
 	tests/integration/ip-encap.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += tests/integration/lib.sh $(INTEGRATION_TESTS) scripts/lib.sh scripts/demo \
-	tests/integration/promcheck.py tests/integration/peer.py
+	tests/integration/promcheck.py tests/integration/peer.py tests/integration/peer-lib.sh
 
 # Attacks on an LNS in network namespaces (forged sources: raw sockets):
 # each asserts the daemon is alive, back to its baseline, the victim tunnel

@@ -77,34 +77,8 @@ count_sessions() {
 # expect_count N CMD...: true when CMD prints N
 expect_count() { local n=$1; shift; [ "$("$@")" = "$n" ]; }
 
-# ---- a scripted peer: peer.py serve (ns A) as a coprocess over two FIFOs ---
-PEER_PY=$top_srcdir/tests/integration/peer.py
-peer_start() {	# peer_start LOCAL_ADDR [serve args...]: talks to the LNS at $B_ADDR
-	local addr=$1; shift
-	rm -f "$W/peer.in" "$W/peer.out"
-	mkfifo "$W/peer.in" "$W/peer.out"
-	ip netns exec "$NSA" python3 "$PEER_PY" serve --local "$addr:1701" --remote "$B_ADDR:1701" \
-		"$@" <"$W/peer.in" >"$W/peer.out" 2>>"$W/peer.log" &
-	echo $! > "$W/peer.pid"
-	exec {PIN}>"$W/peer.in" {POUT}<"$W/peer.out"
-	read -t 5 -r R <&"$POUT"
-}
-peer_stop() {
-	echo quit >&"$PIN"
-	wait "$(cat "$W/peer.pid")" 2>/dev/null
-	exec {PIN}>&- {POUT}<&-
-	rm -f "$W/peer.pid"
-}
-# P COMMAND...: one peer command; its JSON answer in $R; true when ok
-P() {
-	echo "$*" >&"$PIN"
-	R=
-	read -t 30 -r R <&"$POUT"
-	echo "> $*" >> "$W/peer.log"; echo "< $R" >> "$W/peer.log"
-	[ "$(jq -r .ok <<<"$R" 2>/dev/null)" = true ]
-}
-# J EXPR: jq on the last answer
-J() { jq -r "$1" <<<"$R"; }
+# a scripted peer (peer.py serve) in ns A: peer_start, peer_stop, P, J
+. "$top_srcdir/tests/integration/peer-lib.sh"
 
 it_done() {
 	echo "$TESTS_OK passed, $TESTS_FAIL failed"

@@ -1,0 +1,30 @@
+# tests/integration/peer-lib.sh - the scripted peer (peer.py serve) as a
+# coprocess over two FIFOs, for the integration and kernel tests: sourced
+# after the caller's lib.sh has set $top_srcdir, $W, $NSA and $B_ADDR.
+PEER_PY=$top_srcdir/tests/integration/peer.py
+peer_start() {	# peer_start LOCAL_ADDR [serve args...]: talks to the LNS at $B_ADDR
+	local addr=$1; shift
+	rm -f "$W/peer.in" "$W/peer.out"
+	mkfifo "$W/peer.in" "$W/peer.out"
+	ip netns exec "$NSA" python3 "$PEER_PY" serve --local "$addr:1701" --remote "$B_ADDR:1701" \
+		"$@" <"$W/peer.in" >"$W/peer.out" 2>>"$W/peer.log" &
+	echo $! > "$W/peer.pid"
+	exec {PIN}>"$W/peer.in" {POUT}<"$W/peer.out"
+	read -t 30 -r R <&"$POUT"	# python under emulation starts in seconds
+}
+peer_stop() {
+	echo quit >&"$PIN"
+	wait "$(cat "$W/peer.pid")" 2>/dev/null
+	exec {PIN}>&- {POUT}<&-
+	rm -f "$W/peer.pid"
+}
+# P COMMAND...: one peer command; its JSON answer in $R; true when ok
+P() {
+	echo "$*" >&"$PIN"
+	R=
+	read -t 30 -r R <&"$POUT"
+	echo "> $*" >> "$W/peer.log"; echo "< $R" >> "$W/peer.log"
+	[ "$(jq -r .ok <<<"$R" 2>/dev/null)" = true ]
+}
+# J EXPR: jq on the last answer
+J() { jq -r "$1" <<<"$R"; }
