@@ -1031,9 +1031,14 @@ void l2tp_sess_cc_dp_up(struct l2tp_cc *cc)
 	size_t i, n;
 
 	v = sess_snapshot(cc, &n);
-	for (i = 0; i < n && !cc->freed && cc->dp == L2TP_DP_UP; i++)
-		if (v[i]->state != L2TP_SESS_CLOSED && v[i]->dp_want)
+	for (i = 0; i < n && !cc->freed && cc->dp == L2TP_DP_UP; i++) {
+		if (v[i]->state == L2TP_SESS_CLOSED)
+			continue;
+		if (v[i]->dp_want)
 			sess_dp_start(v[i]);
+		else if (v[i]->state == L2TP_SESS_WAIT_CONNECT)
+			sess_dp_prepare(v[i]);	/* answered before the tunnel's was up */
+	}
 	free(v);
 }
 

@@ -632,6 +632,37 @@ START_TEST(test_session_waits_for_tunnel_dp)
 }
 END_TEST
 
+/* Answered before the tunnel's data plane was up: prepared once it is. */
+START_TEST(test_prepare_waits_for_tunnel_dp)
+{
+	struct harness *h = h_new(172);
+	struct l2tp_sess *sb;
+	int one = 1;
+
+	h->end[LNS].dp_tunnel = H_DP_DEFER_OK;
+	h->end[LNS].dp_delay = usl_time_s(3);
+	h->end[LNS].dp_prepare = true;
+	h->end[LAC].dp_session = H_DP_DEFER_OK;	/* its ICCN comes at 10 s */
+	h->end[LAC].dp_delay = usl_time_s(10);
+	h_connect(h, LAC);
+	h_open(h, LAC, L2TP_PW_ETH, 8, false, "early");
+	h_run_for(h, usl_time_s(1));
+	ck_assert_int_eq(h->end[LNS].n_sess, 1);
+	sb = h->end[LNS].sess[0];
+	ck_assert_int_eq(l2tp_sess_state(sb), L2TP_SESS_WAIT_CONNECT);
+	ck_assert_int_eq(h->end[LNS].dp_session_prepares, 0);	/* no tunnel to put it in */
+	h_run_for(h, usl_time_s(3));
+	ck_assert_int_eq(l2tp_cc_dp_state(h_cc(h, LNS)), L2TP_DP_UP);
+	ck_assert_int_eq(h->end[LNS].dp_session_prepares, 1);
+	ck_assert_int_eq(l2tp_sess_dp_state(sb), L2TP_DP_PREPARED);
+	ck_assert_int_eq(h->end[LNS].dp_session_creates, 0);
+	ck_assert(h_run_until(h, cond_all_up, &one, usl_time_s(15)));
+	ck_assert_int_eq(h->end[LNS].dp_session_creates, 1);
+	ck_assert_int_eq(h->end[LNS].n_prepared, 0);
+	h_free(h);
+}
+END_TEST
+
 /* A call that never completes is cleared by the setup guard: CDN 16. */
 START_TEST(test_setup_timeout)
 {
@@ -870,6 +901,7 @@ static Suite *sess_suite(void)
 	tc = tcase_create("dataplane");
 	tcase_add_loop_test(tc, test_dp_session_failure, 0, sizeof(dpf) / sizeof(dpf[0]));
 	tcase_add_test(tc, test_session_waits_for_tunnel_dp);
+	tcase_add_test(tc, test_prepare_waits_for_tunnel_dp);
 	tcase_add_test(tc, test_setup_timeout);
 	tcase_add_loop_test(tc, test_cc_teardown_clears_sessions, 0, 2);
 	tcase_add_test(tc, test_free_cc_inside_sess_event);
