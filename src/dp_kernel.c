@@ -48,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -1574,20 +1575,23 @@ static void link_set_done(struct kreq *r, int err, const char *ext)
 	link_step(r->obj, err, ext, "RTM_NEWLINK (mtu, up)");
 }
 
-static void link_index_data(struct kreq *r, const struct nlmsghdr *nlh)
+/*
+ * The index of an interface we just made (its RTM_NEWLINKs answered):
+ * SIOCGIFINDEX on a socket we hold.  Not an RTM_GETLINK, which takes the
+ * RTNL lock and formats the whole link for one number; not
+ * if_nametoindex(), a socket per call.  (On a name that does not exist the
+ * ioctl makes the kernel try a module load: link.c's link_index() is the
+ * one for names that may be free.)  0 when it is gone.
+ */
+static unsigned made_link_index(const char *name)
 {
-	struct ksession *ks = r->obj;
-	const struct ifinfomsg *ifi = mnl_nlmsg_get_payload(nlh);
+	struct ifreq ifr;
 
-	if (nlh->nlmsg_type == RTM_NEWLINK && nlh->nlmsg_len >= mnl_nlmsg_size(sizeof(*ifi)))
-		ks->kindex = (unsigned)ifi->ifi_index;
-}
-
-static void link_index_done(struct kreq *r, int err, const char *ext)
-{
-	struct ksession *ks = r->obj;
-
-	link_step(ks, err == 0 && ks->kindex == 0 ? -ENODEV : err, ext, "RTM_GETLINK");
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
+	if (ioctl(kdp.rtnl.fd, SIOCGIFINDEX, &ifr) < 0)
+		return 0;
+	return (unsigned)ifr.ifr_ifindex;
 }
 
 /* One request of the interface's set-up: session_linked() runs when all are answered. */
@@ -1642,8 +1646,9 @@ static void put_no_ipv6_ll(struct nlmsghdr *nlh)
 }
 
 /*
- * The kernel made the session and its l2tpeth device: MTU, master and up,
- * and its index.  Without a link-local address the mode is set in a first
+ * The kernel made the session and its l2tpeth device: MTU, master and up
+ * (its index is read once these are answered: made_link_index()).
+ * Without a link-local address the mode is set in a first
  * request and IFF_UP in a second (the kernel makes the address on up).  A
  * session made early stays down: session_activate() sends the IFF_UP.
  */
@@ -1680,9 +1685,6 @@ static int session_link_submit(struct session *s, struct ksession *ks, char *err
 		return -ENOMEM;
 	}
 	if (!ll6 && up && !link_submit_up(ks))
-		goto nomem;
-	if (!link_submit(ks, rt_link_msg(RTM_GETLINK, ks->kname), link_index_done,
-			 link_index_data))
 		goto nomem;
 	return 0;
 nomem:	/* reported when those sent are answered */
@@ -1763,10 +1765,14 @@ static void session_linked(struct ksession *ks)
 
 	if (s == NULL)		/* deleted meanwhile: its SESSION_DELETE is sent */
 		return;
-	if (rc != 0)
+	if (rc != 0) {
 		snprintf(err, sizeof(err), "%s: %s", ks->link_what, strerror(-rc));
-	else if (!ks->early)
+	} else if (ks->kindex == 0 && (ks->kindex = made_link_index(ks->kname)) == 0) {
+		rc = -ENODEV;
+		snprintf(err, sizeof(err), "its index: %s", strerror(errno));
+	} else if (!ks->early) {
 		rc = session_link_extras(s, ks, err, sizeof(err));
+	}
 	if (rc != 0) {
 		session_send_delete(ks);	/* no kernel object may stay behind */
 		if (ks->early && !ks->activate)
