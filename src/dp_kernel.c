@@ -73,7 +73,7 @@
 
 #define NL_RCVBUF	(16 << 20)	/* asked for; the kernel may give less */
 #define NL_ACK_COST	1024		/* receive buffer one answer takes (skb truesize) */
-#define RT_ANSWER_COST	4096		/* an RTM_NEWLINK reply to a GETLINK is bigger */
+#define RT_ANSWER_COST	4096		/* an answer on the route socket, budgeted as a link message */
 #define WINDOW_MIN	16
 #define WINDOW_MAX	4096		/* requests in flight */
 #define TX_BATCH_MSGS	256		/* per sendmsg: the kernel runs them inside the call */
@@ -1536,11 +1536,10 @@ static int link_up_ppp(struct session *s, struct ksession *ks, char *err, size_t
 
 /*
  * An Ethernet session's interface is set up through rtnetlink in the same
- * batches as the l2tp requests: one RTM_NEWLINK by name (MTU, master,
- * IFF_UP) and one RTM_GETLINK by name for its index, sent together, so a
- * storm of sessions costs no synchronous round trip per session.  What the
- * rarer profiles add on top (a VLAN, an address) is done synchronously
- * (link.c) once both are answered.
+ * batches as the l2tp requests: RTM_NEWLINKs by name (MTU, master, address
+ * generation, IFF_UP), so a storm of sessions costs no synchronous round
+ * trip per session.  What the rarer profiles add on top (a VLAN, an
+ * address) is done synchronously (link.c) once they are answered.
  */
 static struct nlmsghdr *rt_link_msg(uint16_t type, const char *name)
 {
