@@ -2428,15 +2428,20 @@ static int nl_open(struct nlchan *ch, int proto, const char *name, unsigned answ
 	return 0;
 }
 
+/* Drops the requests a channel never sent (its queue exists once it was opened). */
+static void chan_drop_queue(struct nlchan *ch)
+{
+	while (ch->name != NULL && !usl_list_empty(&ch->queue))
+		kreq_unqueue(usl_list_first_entry(&ch->queue, struct kreq, qlink));
+}
+
 static void kernel_free_all(void)
 {
 	struct usl_hnode *n;
 	struct name_ctr *c;
 
-	while (kdp.gnl.name != NULL && !usl_list_empty(&kdp.gnl.queue))
-		kreq_unqueue(usl_list_first_entry(&kdp.gnl.queue, struct kreq, qlink));
-	while (kdp.rtnl.name != NULL && !usl_list_empty(&kdp.rtnl.queue))
-		kreq_unqueue(usl_list_first_entry(&kdp.rtnl.queue, struct kreq, qlink));
+	chan_drop_queue(&kdp.gnl);
+	chan_drop_queue(&kdp.rtnl);
 	while ((n = usl_hash_first(&kdp.inflight)) != NULL) {
 		usl_hash_remove(&kdp.inflight, n);
 		free(usl_hash_entry(n, struct kreq, by_seq));
