@@ -1264,6 +1264,14 @@ static void ks_put(struct ksession *ks)
 	}
 }
 
+/* Lets go of ks (its kernel objects are deleted, or were never made). */
+static void session_detach(struct session *s, struct ksession *ks)
+{
+	s->dp_priv = NULL;
+	ks->s = NULL;
+	ks_put(ks);
+}
+
 static void session_fail(struct session *s, struct ksession *ks, int err, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
@@ -1276,9 +1284,7 @@ static void session_fail(struct session *s, struct ksession *ks, int err, const 
 	text_vset(&s->dp_error, fmt, ap);
 	va_end(ap);
 	log_warnx("session %u: %s", s->id, name_str(s->dp_error));
-	s->dp_priv = NULL;
-	ks->s = NULL;
-	ks_put(ks);
+	session_detach(s, ks);
 	session_dp_done(s, err);
 }
 
@@ -1722,14 +1728,6 @@ static void session_ready(struct session *s, struct ksession *ks)
 	snprintf(s->ifname, sizeof(s->ifname), "%s", ks->ifname);
 	s->dp_handle = ks->ifindex;
 	session_dp_done(s, 0);
-}
-
-/* Lets go of ks (its kernel objects are deleted, or were never made). */
-static void session_detach(struct session *s, struct ksession *ks)
-{
-	s->dp_priv = NULL;
-	ks->s = NULL;
-	ks_put(ks);
 }
 
 /*

@@ -353,15 +353,21 @@ static void rd_rtx_expired(struct usl_timer *t)
 	rd_guard(rd, false);
 }
 
+/* The RTO after one more unanswered retransmission: doubled, up to the cap. */
+static usl_time rd_backoff(const struct l2tp_rd *rd, usl_time rto)
+{
+	usl_time next = usl_time_add(rto, rto);
+
+	return usl_time_cmp(next, rd->cfg.rtx_cap) > 0 ? rd->cfg.rtx_cap : next;
+}
+
 usl_time l2tp_rd_give_up_after(const struct l2tp_rd *rd, unsigned retries)
 {
 	usl_time rto = rd->rto, total = usl_time_ns(0);
 
 	for (unsigned i = 0; i <= retries; i++) {
 		total = usl_time_add(total, rto);
-		rto = usl_time_add(rto, rto);
-		if (usl_time_cmp(rto, rd->cfg.rtx_cap) > 0)
-			rto = rd->cfg.rtx_cap;
+		rto = rd_backoff(rd, rto);
 	}
 	return total;
 }
@@ -376,7 +382,6 @@ usl_time l2tp_rd_give_up_after(const struct l2tp_rd *rd, unsigned retries)
 static void rd_retransmit(struct l2tp_rd *rd)
 {
 	struct l2tp_rd_buf *b;
-	usl_time next;
 
 	if (rd->n_inflight == 0 || rd->dead)
 		return;
@@ -387,8 +392,7 @@ static void rd_retransmit(struct l2tp_rd *rd)
 		return;
 	}
 	rd_cwnd_collapse(rd);
-	next = usl_time_add(rd->rto, rd->rto);
-	rd->rto = usl_time_cmp(next, rd->cfg.rtx_cap) > 0 ? rd->cfg.rtx_cap : next;
+	rd->rto = rd_backoff(rd, rd->rto);
 	usl_timer_arm(rd->timers, &rd->rtx_timer, rd->rto);
 	rd->in_recovery = true;
 	rd->recover = rd->snd_nxt;

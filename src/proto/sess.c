@@ -524,8 +524,8 @@ static void sess_dp_prepare(struct l2tp_sess *s)
 {
 	struct l2tp_cc *cc = s->cc;
 
-	if (cc->dp != L2TP_DP_UP || cc->ops->dp_session_prepare == NULL ||
-	    s->dp != L2TP_DP_NONE)
+	if (s->state != L2TP_SESS_WAIT_CONNECT || cc->dp != L2TP_DP_UP ||
+	    cc->ops->dp_session_prepare == NULL || s->dp != L2TP_DP_NONE)
 		return;
 	if (cc->ops->dp_session_prepare(cc, s) == 0 && !cc->freed &&
 	    s->state != L2TP_SESS_CLOSED)
@@ -646,8 +646,7 @@ static enum l2tp_drop sess_on_reply(struct l2tp_sess *s, const struct l2tp_msg *
 		return L2TP_DROP_NONE;
 	if (s->cfg.outgoing) {
 		sess_change_state(s, L2TP_SESS_WAIT_CONNECT, "OCRP received");
-		if (s->state == L2TP_SESS_WAIT_CONNECT)
-			sess_dp_prepare(s);
+		sess_dp_prepare(s);
 		return L2TP_DROP_NONE;
 	}
 	sess_dp_start(s);	/* ICRP: our side first, ICCN when it is up */
@@ -893,8 +892,7 @@ static enum l2tp_drop sess_accept(struct l2tp_sess *s, const struct l2tp_msg *m)
 	sess_arm_setup(s);
 	if (!cfg.outgoing) {
 		sess_change_state(s, L2TP_SESS_WAIT_CONNECT, "ICRQ accepted");
-		if (s->state == L2TP_SESS_WAIT_CONNECT)
-			sess_dp_prepare(s);
+		sess_dp_prepare(s);
 		return L2TP_DROP_NONE;
 	}
 	sess_change_state(s, L2TP_SESS_WAIT_CS_ANSWER, "OCRQ accepted");
@@ -1036,7 +1034,7 @@ void l2tp_sess_cc_dp_up(struct l2tp_cc *cc)
 			continue;
 		if (v[i]->dp_want)
 			sess_dp_start(v[i]);
-		else if (v[i]->state == L2TP_SESS_WAIT_CONNECT)
+		else
 			sess_dp_prepare(v[i]);	/* answered before the tunnel's was up */
 	}
 	free(v);
