@@ -160,15 +160,16 @@ const char *tunnel_label(const struct tunnel *t, char *buf, size_t len)
  * and Router ID (or Host Name) while our old ones to it are dead, and they
  * would stay beside the new ones until their HELLOs run out (minutes).  So
  * a new connection from a peer that has been silent on all its older ones
- * since it began probes them: first a sample of PROBE_SAMPLE (a HELLO with
- * one retransmission each); if the peer answers any before the sample's
- * retransmissions run out (3 s with the default 1 s timer: the time the
+ * since it began probes them: first a sample of PROBE_SAMPLE (a HELLO each);
+ * if the peer answers any before PROBE_RETRIES retransmissions of the
+ * sample's go unanswered (3 s with the default 1 s timer: the time the
  * protocol itself gives a connection to answer, so a live peer slowed by a
  * lost HELLO or a busy CPU is not judged restarted, which would probe every
  * silent connection at once), it did not restart and that is all; if not,
- * every silent one is probed, and each is cleared as long later unanswered.  A
- * peer still talking on an old connection is not probed at all (a bring-up
- * of thousands of tunnels sends nothing), and a peer gets at most one sweep
+ * every silent one is probed, and each is cleared as long later unanswered
+ * (the sampled ones at once: theirs went unanswered already).  A peer still
+ * talking on an old connection is not probed at all (a bring-up of
+ * thousands of tunnels sends nothing), and a peer gets at most one sweep
  * per PROBE_EVERY_S (deferred to the end of the period for its newest
  * connection).
  */
@@ -207,27 +208,33 @@ static bool peer_heard_since(const struct peer *p, const struct tunnel *nt, usl_
 
 /*
  * Probes up to max of nt's peer's connections silent since nt began; *wait,
- * if given, becomes the longest of their probes' lifetimes.
+ * if given, becomes the longest time their probes take to go unanswered
+ * PROBE_RETRIES times.  A final probe (the peer judged restarted) also cuts
+ * each silent connection's budget to PROBE_RETRIES, the sample's included:
+ * until then a sampled connection keeps its own, so that a live peer's is
+ * not cleared for a HELLO and its retransmission lost.
  */
 static unsigned probe_silent(struct peer *p, const struct tunnel *nt, unsigned max,
-			     usl_time *wait)
+			     bool final, usl_time *wait)
 {
 	struct usl_list *pos;
 	unsigned n = 0;
 
 	usl_list_foreach(pos, &p->tunnels) {
 		struct tunnel *t = usl_container_of(pos, struct tunnel, peer_link);
-		usl_time give_up;
+		usl_time by;
 
 		if (n >= max)
 			break;
-		if (probe_candidate(t, nt) &&
-		    usl_time_cmp(l2tp_cc_last_rx(t->cc), nt->created) < 0 &&
-		    l2tp_cc_probe(t->cc, PROBE_RETRIES, &give_up) == 0) {
+		if (!probe_candidate(t, nt) || usl_time_cmp(l2tp_cc_last_rx(t->cc), nt->created) >= 0)
+			continue;
+		if (l2tp_cc_probe(t->cc, PROBE_RETRIES, &by) == 0) {
 			n++;
-			if (wait != NULL && usl_time_cmp(give_up, *wait) > 0)
-				*wait = give_up;
+			if (wait != NULL && usl_time_cmp(by, *wait) > 0)
+				*wait = by;
 		}
+		if (final)
+			l2tp_cc_probe_cut(t->cc, PROBE_RETRIES);
 	}
 	return n;
 }
@@ -240,7 +247,7 @@ static void probe_sweep(struct peer *p, const struct tunnel *nt)
 	/* the peer still talks on an old connection: it did not restart */
 	if (peer_heard_since(p, nt, nt->created))
 		return;
-	if (probe_silent(p, nt, PROBE_SAMPLE, &wait) == 0)
+	if (probe_silent(p, nt, PROBE_SAMPLE, false, &wait) == 0)
 		return;
 	p->probe_sampling = true;
 	usl_timer_arm(l2tpd.timers, &p->probe_timer, wait);
@@ -255,7 +262,7 @@ static void probe_judge_sample(struct peer *p, const struct tunnel *nt)
 	p->probe_sampling = false;
 	if (peer_heard_since(p, nt, p->probed))
 		return;
-	n = probe_silent(p, nt, UINT_MAX, NULL);
+	n = probe_silent(p, nt, UINT_MAX, true, NULL);
 	log_info("peer %s: new connection %s, and its older connections are silent: it "
 		 "restarted? probing %u more (each cleared when its HELLO goes unanswered)",
 		 sockaddr_ntop(&p->addr.sa), tunnel_label(nt, label, sizeof(label)), n);

@@ -493,12 +493,14 @@ int l2tp_cc_send_msg(struct l2tp_cc *cc, struct l2tp_msg *m)
 }
 
 /*
- * A HELLO that clears the connection after `retries` retransmissions (one
- * RTO each, doubling) instead of max_retries: to find out fast whether a
- * silent connection is still there.  Not when messages are in flight (they
- * probe already, on their own budget).
+ * A HELLO on the connection's own budget, to find out whether a silent
+ * connection is still there: *answer_by is how long `retries` of its
+ * retransmissions (one RTO each, doubling) take to go unanswered.  Only the
+ * caller's verdict cuts the budget (l2tp_cc_probe_cut), so a live peer's
+ * connection is not cleared for two lost datagrams.  Not when messages are
+ * in flight (they probe already, on their own budget).
  */
-int l2tp_cc_probe(struct l2tp_cc *cc, unsigned retries, usl_time *give_up)
+int l2tp_cc_probe(struct l2tp_cc *cc, unsigned retries, usl_time *answer_by)
 {
 	struct l2tp_msg m;
 
@@ -507,11 +509,17 @@ int l2tp_cc_probe(struct l2tp_cc *cc, unsigned retries, usl_time *give_up)
 		return -1;
 	}
 	cc_msg_init(&m, L2TP_MSG_HELLO);
-	if (cc_send_msg_retries(cc, &m, retries) < 0)
+	if (l2tp_cc_send_msg(cc, &m) < 0)
 		return -1;
-	if (give_up != NULL)
-		*give_up = l2tp_rd_give_up_after(&cc->rd, retries);
+	if (answer_by != NULL)
+		*answer_by = l2tp_rd_give_up_after(&cc->rd, retries);
 	return 0;
+}
+
+void l2tp_cc_probe_cut(struct l2tp_cc *cc, unsigned retries)
+{
+	if (cc->state == L2TP_CC_ESTABLISHED)
+		l2tp_rd_limit_retries(&cc->rd, retries);
 }
 
 usl_time l2tp_cc_last_rx(const struct l2tp_cc *cc)

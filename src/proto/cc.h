@@ -372,10 +372,18 @@ void l2tp_cc_note_rx(struct l2tp_cc *cc);
 /* When the peer was last heard from on this connection. */
 usl_time l2tp_cc_last_rx(const struct l2tp_cc *cc);
 /*
- * Sends a HELLO with a budget of `retries` retransmissions: unanswered, the
- * connection is cleared as a silent one is, *give_up (if not NULL) from now.
- * -1 (EBUSY) unless established with nothing in flight.
+ * Sends a HELLO on the connection's own retransmission budget; *answer_by
+ * (if not NULL) becomes how long, from now, `retries` retransmissions of it
+ * take to go unanswered.  -1 (EBUSY) unless established with nothing in
+ * flight.
  */
-int l2tp_cc_probe(struct l2tp_cc *cc, unsigned retries, usl_time *give_up);
+int l2tp_cc_probe(struct l2tp_cc *cc, unsigned retries, usl_time *answer_by);
+/*
+ * A probed connection judged dead: what it has unacknowledged (the probe's
+ * HELLO, or anything else) gets at most `retries` retransmissions, or those
+ * it already had, and the connection is cleared as a silent one when they
+ * go unanswered.
+ */
+void l2tp_cc_probe_cut(struct l2tp_cc *cc, unsigned retries);
 
 #endif

@@ -372,6 +372,37 @@ usl_time l2tp_rd_give_up_after(const struct l2tp_rd *rd, unsigned retries)
 	return total;
 }
 
+static void rd_limit_list(struct usl_list *list, unsigned retries)
+{
+	struct usl_list *pos;
+
+	usl_list_foreach(pos, list) {
+		struct l2tp_rd_buf *b = usl_list_entry(pos, struct l2tp_rd_buf, link);
+		unsigned cap = b->retries > retries ? b->retries : retries;
+
+		if (b->max_retries > cap)
+			b->max_retries = (uint16_t)cap;
+	}
+}
+
+void l2tp_rd_limit_retries(struct l2tp_rd *rd, unsigned retries)
+{
+	const struct l2tp_rd_buf *oldest;
+
+	rd_limit_list(&rd->inflight, retries);
+	rd_limit_list(&rd->pending, retries);
+	if (rd->n_inflight == 0 || rd->dead)
+		return;
+	/*
+	 * The oldest went past the limit: its retries-th retransmission already
+	 * went unanswered for a whole RTO.  The timer gives up on it now, not an
+	 * RTO later (and not from inside the caller's walk).
+	 */
+	oldest = usl_list_first_entry(&rd->inflight, struct l2tp_rd_buf, link);
+	if (oldest->retries > retries)
+		usl_timer_arm(rd->timers, &rd->rtx_timer, usl_time_ns(0));
+}
+
 /*
  * The oldest message went unacknowledged for a whole RTO: everything in
  * flight is presumed lost (go-back-N from the oldest, within the collapsed

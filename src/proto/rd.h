@@ -173,6 +173,14 @@ void l2tp_rd_ack_flush(struct l2tp_rd *rd);
  */
 usl_time l2tp_rd_give_up_after(const struct l2tp_rd *rd, unsigned retries);
 
+/*
+ * Caps every queued or unacknowledged message at `retries` retransmissions,
+ * or at those it already had: the connection is given up on at the next
+ * timeout that finds its oldest message's retries used up (at once, from
+ * the timer, if the oldest already went past the cap).  Never raises a cap.
+ */
+void l2tp_rd_limit_retries(struct l2tp_rd *rd, unsigned retries);
+
 /* Nothing queued or unacknowledged. */
 static inline bool l2tp_rd_idle(const struct l2tp_rd *rd)
 {

@@ -82,4 +82,35 @@ sleep 8	# past the verdict (3 s + 6 s after the sample)
 [ "$dropped" -ge 4 ] && [ "$(cat "$W/a.log" "$W/b.log" | grep -c "restarted? probing")" = 0 ] &&
 	expect_count 9 count_tunnels b established && expect_count 9 count_tunnels a established
 log_test $? "the sample's first HELLOs lost ($dropped dropped), answered to their retransmission: not judged restarted ($hello HELLOs sent), all 9 stay"
+
+# --- a live peer's sampled connection loses its HELLO twice -------------------
+# One of the sample's HELLOs and its retransmission are lost (at 20 % loss,
+# about one sampled connection in eight) while the others are answered: the
+# peer is alive, so that connection keeps its own retransmission budget and
+# stays, instead of being cleared with its probe.  B's HELLOs on the first
+# tunnel are dropped in A's namespace (by A's Control Connection ID) for 5 s.
+pa=$(pid_of a) pb=$(pid_of b)
+kill "$pa" "$pb"; wait_until 10 sh -c "! kill -0 $pa 2>/dev/null && ! kill -0 $pb 2>/dev/null"
+mv "$W/b.log" "$W/b-late.log"; mv "$W/a.log" "$W/a-late.log"
+write_conf b $B_ADDR 'peer_default = { accept = true; };'
+write_conf a $A_ADDR 'peer_default = { accept = true; };'
+start b "$NSB" && start a "$NSA"
+for i in 1 2 3; do echo "tunnel create peer $B_ADDR"; done > "$W/l.batch"
+ctl a -b "$W/l.batch" >/dev/null && expect_count 3 count_tunnels b established
+log_test $? "3 tunnels up"
+sleep 4.5	# past the bring-up's sweeps: the 3 are silent since
+x=$(ctlj a tunnel list | jq '.tunnels[0].tunnel_id')
+ip netns exec "$NSA" nft -f - <<NFT
+table inet hellodrop {
+	chain in { type filter hook input priority 0; meta l4proto udp @th,96,32 $x @th,208,16 6 counter drop; }
+}
+NFT
+ctl a tunnel create peer $B_ADDR >/dev/null
+sleep 5	# B's sample: a HELLO at once, again at 1 s, verdict at 3 s; the next at 7 s
+dropped=$(ip netns exec "$NSA" nft list table inet hellodrop | sed -n 's/.*counter packets \([0-9]*\).*/\1/p')
+ip netns exec "$NSA" nft delete table inet hellodrop
+sleep 5
+[ "${dropped:-0}" -ge 2 ] && [ "$(grep -c "restarted? probing" "$W/b.log")" = 0 ] &&
+	expect_count 4 count_tunnels b established && expect_count 4 count_tunnels a established
+log_test $? "a sampled HELLO lost with its retransmission ($dropped dropped), the peer alive: the connection stays (4 of 4)"
 it_done

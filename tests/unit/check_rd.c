@@ -662,6 +662,50 @@ START_TEST(test_recovery_stops_at_used_up_retries)
 }
 END_TEST
 
+/*
+ * A probe's verdict cuts the budget: a message at its cap gives up at the
+ * next timeout, one already past it at once (from the timer), and a cap is
+ * never raised.
+ */
+START_TEST(test_limit_retries)
+{
+	uint8_t b[20] = { 0 };
+
+	send_one(L2TP_MSG_HELLO);		/* Ns 0: its own budget, 10 */
+	advance_to(at_ms(1000));		/* retry 1 */
+	l2tp_rd_limit_retries(&rd, 1);
+	ck_assert_int_eq(gave_up, 0);
+	advance_to(at_ms(2999));
+	ck_assert_int_eq(gave_up, 0);
+	advance_to(at_ms(3000));		/* the next timeout: given up */
+	ck_assert_int_eq(gave_up, 1);
+	ck_assert_uint_eq(gave_up_retries, 1);
+	ck_assert_int_eq(copies(0), 2);
+
+	teardown();
+	setup();
+	send_one(L2TP_MSG_HELLO);
+	advance_to(at_ms(3000));		/* retries 1 and 2 */
+	ck_assert_int_eq(copies(0), 3);
+	l2tp_rd_limit_retries(&rd, 1);		/* past the cap */
+	ck_assert_int_eq(gave_up, 0);		/* not from inside the call */
+	advance_to(at_ms(3000));
+	ck_assert_int_eq(gave_up, 1);
+	ck_assert_int_eq(copies(0), 3);
+
+	teardown();
+	setup();
+	usl_put_be16(b, L2TP_HDR_T | L2TP_HDR_L | L2TP_HDR_S | 3);
+	usl_put_be16(b + 2, sizeof(b));
+	ck_assert_int_eq(l2tp_rd_send(&rd, b, sizeof(b), L2TP_MSG_ICRQ, 2), 0);
+	l2tp_rd_limit_retries(&rd, 5);		/* never raised: it keeps 2 */
+	advance_to(at_ms(100000));
+	ck_assert_int_eq(gave_up, 1);
+	ck_assert_uint_eq(gave_up_retries, 2);
+	ck_assert_int_eq(copies(0), 3);
+}
+END_TEST
+
 /* The out-of-order ring: window 1024, wrap-around of Ns, duplicates of held ones. */
 START_TEST(test_ring_window_1024)
 {
@@ -933,6 +977,7 @@ static Suite *rd_suite(void)
 	tcase_add_test(tc, test_released_message_carries_the_ack);
 	tcase_add_test(tc, test_retries_per_message);
 	tcase_add_test(tc, test_recovery_stops_at_used_up_retries);
+	tcase_add_test(tc, test_limit_retries);
 	tcase_add_test(tc, test_ring_window_1024);
 	tcase_add_test(tc, test_ring_any_window_across_wrap);
 	tcase_add_test(tc, test_ring_copy_of_next_held);
