@@ -17,6 +17,9 @@ kt_setup
 N=${KT_SCALE_N:-1000}
 BENCH=$top_builddir/tests/bench/nl-create-rate
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+# the same with no process or subshell, into variable $1 (the daemons' phase is
+# timed from the shell, and under emulation a process start costs 50-200 ms)
+stamp_ms() { printf -v "$1" '%d' $(( ${EPOCHREALTIME//[.,]/} / 1000 )); }
 l2tpeths() { ip -n "$1" -o link show | grep -c ': l2tpeth'; }
 # poll SECS CMD...: like wait_until, every 0.5 s (each probe starts processes,
 # which under emulation would steal the CPU the measured work needs)
@@ -109,6 +112,9 @@ settle() {
 # raw_run N NS...: nl-create-rate -n N -l in each namespace at once; prints
 # "CREATE_MS DELETE_MS" of the slowest
 # (builtins only: under emulation a process start costs ~50 ms of the CPU measured)
+# nap SECS: sleep without a process (a read that times out on a FIFO nobody writes)
+mkfifo "$W/nap.fifo" && exec {nap_fd}<>"$W/nap.fifo"
+nap() { read -r -t "$1" -u "$nap_fd" _ || :; }
 stopped() { local st; read -r _ _ st _ < "/proc/$1/stat" 2>/dev/null && [ "$st" = T ]; }
 raw_run() {
 	local n=$1 ns pids=() p rc=0; shift
@@ -117,7 +123,7 @@ raw_run() {
 		pids+=($!)
 	done
 	# all created (each stops itself), then all delete at once
-	for p in "${pids[@]}"; do until stopped "$p" || ! kill -0 "$p" 2>/dev/null; do sleep 0.2; done; done
+	for p in "${pids[@]}"; do until stopped "$p" || ! kill -0 "$p" 2>/dev/null; do nap 0.2; done; done
 	# the profile covers the creates, as the daemons' covers their bring-up
 	# (only the first raw_run is profiled: the one-process run comes after perf_stop)
 	[ -z "${perf_ctl:-}" ] || { echo disable >&"$perf_ctl" && read -r -t 120 -u "$perf_ack" _; }
@@ -141,19 +147,58 @@ if [ -x "$BENCH" ]; then
 	before=$(raw_run "$N" $R1 $R2) || before=
 fi
 
+# The window measured is the daemons' work, as the raw loop times its own
+# creates: a process start costs 50-200 ms under emulation, a tenth of this
+# bring-up, so the clients are started before it.  A's batch CLI waits on a
+# FIFO, and the batch goes in through a shell builtin at t0.  A answers each
+# create once it is established, kernel objects included.  B's end is the
+# time B itself puts on its last session-up event, which a recorder started
+# before t0 writes down as it comes.  Each probe is one l2tpv3ctl: a dump of
+# the kernel's sessions would take the CPU the work needs.
 settle
 perf_start daemons-up
+mkfifo "$W/up.fifo"
+mapfile -t up_lines < "$W/up.batch"
+# B's events, recorded as they come (no parsing while the daemons work)
+python3 -c '
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(sys.argv[1])
+s.sendall(b"{\"id\": 1, \"cmd\": \"monitor\"}\n")
+out = os.open(sys.argv[2], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+while True:
+    b = s.recv(1 << 16)
+    if not b:
+        break
+    os.write(out, b)
+' "$W/b.ctl" "$W/b.mon" & mon_pid=$!
+ctl a -j -w 256 -b "$W/up.fifo" > "$W/up.out" & cli_pid=$!
+# read-write: opens at once; the CLI sees EOF when it is closed (so no process
+# started from here on may inherit it: the probes below end before that)
+exec {up_w}<>"$W/up.fifo"
+# each daemon's clients: the one started above and the probe itself
+clients() { [[ $(ctl "$1" -j show daemon) =~ \"ctl_clients\":\ *([0-9]+) ]] && echo "${BASH_REMATCH[1]}"; }
+poll_fast 30 expect_count 2 clients a && poll_fast 30 expect_count 2 clients b
+rc=$?
+log_test $rc "the batch CLI (input held back) and a monitor of B are connected before the bring-up"
+[ $rc = 0 ] || { kill "$cli_pid" "$mon_pid"; kt_done; exit 1; }
 m0=$(cpu_mark)
-t0=$(now_ms)
-# A answers each create once it is established, kernel objects included;
-# then B's last ones (each probe one l2tpv3ctl: a dump of the kernel's
-# sessions would take the CPU the work needs)
-ctl a -j -w 256 -b "$W/up.batch" > "$W/up.out"
-poll_fast 120 expect_count "$N" established b
-t_up=$(now_ms)
-ok=$(jq -s '[.[] | select(.status == 0)] | length' "$W/up.out")
+stamp_ms t0
+printf '%s\n' "${up_lines[@]}" >&"$up_w"
+exec {up_w}>&-
+wait "$cli_pid"
+stamp_ms t_cli
 m1=$(cpu_mark)
 perf_stop daemons-up
+b_ups() { grep -c '"session-up"' "$W/b.mon"; }
+poll_fast 120 expect_count "$N" b_ups
+log_test $? "B's monitor saw $N session-up events"
+b_last=$(jq -s '[.[] | .event? | objects | select(.event == "session-up") | .time] | max * 1000 | floor' "$W/b.mon")
+kill "$mon_pid"; wait "$mon_pid" 2>/dev/null
+[[ $b_last =~ ^[0-9]+$ ]] || b_last=0
+t_up=$(( b_last > t_cli ? b_last : t_cli ))
+echo "RESULT: bring-up ends: A's last answer at +$((t_cli - t0)) ms, B's last session up at +$((b_last - t0)) ms"
+ok=$(jq -s '[.[] | select(.status == 0)] | length' "$W/up.out")
 [ "$ok" = $((2 * N)) ]
 log_test $? "$N tunnel + $N session creates through one batch: $ok of $((2 * N)) succeed"
 expect_count "$N" k_tunnels "$NSA" && expect_count "$N" k_tunnels "$NSB" &&
@@ -176,7 +221,7 @@ log_test $? "no IPv6 address on B's $N pseudowires (no address in the profile: i
 
 DOWN_S=$((300 + N / 10))	# interfaces go one by one under emulation: ~30/s at 10,000
 ctlj a tunnel list | jq -r '.tunnels[].tunnel_id | "tunnel delete \(.)"' > "$W/down.batch"
-t1=$(now_ms)
+stamp_ms t1
 ctl a -b "$W/down.batch" > /dev/null
 # interfaces first: the l2tp family's tunnel dump costs O(tunnels) per
 # tunnel (l2tp_tunnel_get_nth walks from the first for each), and at 10,000 a dump
@@ -184,7 +229,7 @@ ctl a -b "$W/down.batch" > /dev/null
 poll "$DOWN_S" expect_count 0 l2tpeths "$NSA" && poll "$DOWN_S" expect_count 0 l2tpeths "$NSB" &&
 	poll 60 expect_count 0 k_tunnels "$NSA" && poll 60 expect_count 0 k_tunnels "$NSB"
 rc=$?
-t_down=$(now_ms)
+stamp_ms t_down
 log_test $rc "all $N tunnels deleted: no kernel tunnel or l2tpeth left on either side"
 wait_until "$DOWN_S" expect_count 0 count_tunnels a && expect_count 0 k_sessions "$NSA" && expect_count 0 k_sessions "$NSB"
 log_test $? "A forgot every tunnel (StopCCN acknowledged), no kernel session anywhere"
