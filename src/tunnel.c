@@ -779,7 +779,10 @@ static void tunnel_free(struct tunnel *t)
 /*
  * SIGTERM: StopCCN on every live tunnel; the daemon exits when they are
  * acknowledged.  A tunnel already stopping because the peer closed it only
- * holds state to re-acknowledge a retransmitted StopCCN: it goes at once.
+ * holds state to re-acknowledge a retransmitted StopCCN: it goes at once,
+ * and so does one of ours whose peer closes it too meanwhile (crossed
+ * StopCCNs: tunnel_input), since a peer that shuts down at the same moment
+ * may be gone before it acknowledges ours.
  */
 void tunnel_shutdown_all(void)
 {
@@ -791,7 +794,7 @@ void tunnel_shutdown_all(void)
 		next = usl_rb_next(n);
 		if (l2tp_cc_state(t->cc) != L2TP_CC_STOPPING)
 			tunnel_delete(t, L2TP_STOPCCN_SHUTTING_DOWN, "daemon shutting down");
-		else if (!t->closing)
+		else if (l2tp_cc_holding(t->cc))
 			tunnel_free(t);
 	}
 }
@@ -981,6 +984,12 @@ void tunnel_input(struct tunnel *t, const uint8_t *buf, size_t len, const struct
 		transport_tunnel_connect(t, (struct sockaddr *)&t->remote);
 	tunnel_index_peer_ccid(t);
 	tunnel_check_deadline(t);
+	if (l2tpd.shutting_down && l2tp_cc_holding(t->cc)) {
+		tunnel_free(t);		/* as tunnel_shutdown_all() does */
+		if (l2tpd.n_tunnels == 0)
+			usl_loop_exit(l2tpd.loop);
+		return;
+	}
 	tunnel_hold_sockets(t);
 }
 

@@ -1107,6 +1107,19 @@ static enum l2tp_drop cc_on_stopccn_reason(struct l2tp_cc *cc)
 	return L2TP_DROP_NONE;
 }
 
+/*
+ * Crossed StopCCNs: the peer closed the connection too, so ours needs no
+ * acknowledgement any more (were its ACK lost, we would retransmit to a
+ * peer that may already have let go, for the whole hold).  We owe only the
+ * acknowledgement of theirs, now and again for its retransmissions until
+ * the hold (already running since ours) ends: the recipient's part.
+ */
+static void cc_on_stopccn_crossed(struct l2tp_cc *cc)
+{
+	l2tp_rd_quiesce(&cc->rd);
+	l2tp_rd_ack_now(&cc->rd);
+}
+
 static void cc_on_hello_due(struct l2tp_cc *cc)
 {
 	/* outstanding messages already probe the peer; HELLO adds nothing */
@@ -1252,7 +1265,8 @@ static enum l2tp_drop cc_fsm_stopping(struct l2tp_cc *cc, enum cc_event ev,
 		cc_change_state(cc, L2TP_CC_CLOSED, cc_event_names[ev]);
 		return L2TP_DROP_NONE;
 	case CC_EV_RX_STOPCCN:
-		return L2TP_DROP_NONE;	/* crossed StopCCNs: keep holding */
+		cc_on_stopccn_crossed(cc);
+		return L2TP_DROP_NONE;
 	case CC_EV_CLOSE:
 		return L2TP_DROP_NONE;
 	default:

@@ -369,6 +369,51 @@ START_TEST(test_stopccn_unanswered)
 }
 END_TEST
 
+/* After both StopCCNs: the LNS's ZLBs (and all else but its StopCCN) lost. */
+static bool drop_lns_but_stopccn(struct harness *h, const struct h_wire *w, unsigned nth,
+				 void *arg)
+{
+	return *(bool *)arg && w->from == LNS && w->type != L2TP_MSG_STOPCCN;
+}
+
+/*
+ * Crossed StopCCNs (both ends close at once, as when both shut down): the
+ * LAC gets the LNS's StopCCN, acknowledges it and stops retransmitting its
+ * own, which the LNS, closing too, never acknowledges.  It holds (for the
+ * retransmissions of theirs) and is closed at the end of the hold.
+ */
+START_TEST(test_stopccn_crossed)
+{
+	struct harness *h = h_new(8);
+	bool cut = false;
+	usl_time sent;
+	const struct h_event *ev;
+
+	h->drop = drop_lns_but_stopccn;
+	h->drop_arg = &cut;
+	h_connect(h, LAC);
+	ck_assert(h_run_until(h, h_cond_both_established, NULL, usl_time_s(5)));
+	h_run_for(h, usl_time_s(1));
+	cut = true;
+	l2tp_cc_close(h_cc(h, LAC), L2TP_STOPCCN_SHUTTING_DOWN, 0, NULL);
+	l2tp_cc_close(h_cc(h, LNS), L2TP_STOPCCN_SHUTTING_DOWN, 0, NULL);
+	sent = h_now(h);
+	ck_assert(!l2tp_cc_holding(h_cc(h, LAC)));	/* its StopCCN in flight */
+	h_run_for(h, usl_time_s(5));
+	ck_assert_int_eq(h_count(h, LNS, L2TP_MSG_STOPCCN), 1);
+	ck_assert_int_eq(h_count(h, LAC, L2TP_MSG_STOPCCN), 1);	/* not again */
+	ck_assert_int_ge(h_count(h, LAC, L2TP_MSG_ZLB), 1);		/* theirs acknowledged */
+	ck_assert_int_eq(l2tp_cc_state(h_cc(h, LAC)), L2TP_CC_STOPPING);
+	ck_assert(l2tp_cc_holding(h_cc(h, LAC)));
+	h_run_for(h, usl_time_s(30));
+	ev = h_last_cc_event(h, LAC, L2TP_CC_CLOSED);
+	ck_assert_ptr_nonnull(ev);
+	ck_assert_int_eq(ev->t.ns, usl_time_add(sent, usl_time_s(31)).ns);
+	ck_assert_int_eq(h_count(h, LAC, L2TP_MSG_STOPCCN), 1);
+	h_free(h);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* malformed and unknown */
 
@@ -854,6 +899,7 @@ static Suite *cc_suite(void)
 	tc = tcase_create("teardown");
 	tcase_add_loop_test(tc, test_stopccn, 0, 2);
 	tcase_add_test(tc, test_stopccn_unanswered);
+	tcase_add_test(tc, test_stopccn_crossed);
 	tcase_add_test(tc, test_unknown_mandatory_avp);
 	tcase_add_test(tc, test_sccrq_v2_avps_and_unknown);
 	tcase_add_test(tc, test_sccrq_ver2);
