@@ -41,6 +41,7 @@ static struct options {
 
 static struct usl_timer shutdown_timer;
 static struct usl_timer log_flush_timer;
+static struct usl_sig *signals[3];	/* TERM, INT, HUP: released before the loop */
 
 /* Every rate-limited log line kind says how many it suppressed (usl/log.h). */
 #define LOG_FLUSH_S	5
@@ -331,9 +332,10 @@ static void modules_init(const struct l2tpd_config *c)
 		fatalx("hooks: cannot start");
 	if (metrics_init(c, err, sizeof(err)) < 0)
 		fatalx("%s", err);
-	if (usl_sig_add(l2tpd.loop, SIGTERM, begin_shutdown, NULL) == NULL ||
-	    usl_sig_add(l2tpd.loop, SIGINT, begin_shutdown, NULL) == NULL ||
-	    usl_sig_add(l2tpd.loop, SIGHUP, on_sighup, NULL) == NULL)
+	signals[0] = usl_sig_add(l2tpd.loop, SIGTERM, begin_shutdown, NULL);
+	signals[1] = usl_sig_add(l2tpd.loop, SIGINT, begin_shutdown, NULL);
+	signals[2] = usl_sig_add(l2tpd.loop, SIGHUP, on_sighup, NULL);
+	if (signals[0] == NULL || signals[1] == NULL || signals[2] == NULL)
 		fatalx("signal registration failed");
 	signal(SIGPIPE, SIG_IGN);
 }
@@ -402,6 +404,8 @@ int main(int argc, char **argv)
 	ctl_shutdown();
 	transport_shutdown();
 	l2tpd.dp->shutdown();
+	for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
+		usl_sig_del(signals[i]);
 	usl_loop_free(l2tpd.loop);
 	config_free(l2tpd.conf);
 	log_info("stopped");

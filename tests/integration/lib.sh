@@ -34,15 +34,25 @@ it_setup() {
 # The EXIT trap, also on SIGINT/SIGTERM: a second Ctrl-C does not cut it short,
 # and nothing in it fails when a daemon or namespace is already gone.
 it_cleanup() {
-	local l
+	local l san=0
 	trap '' INT TERM HUP
 	kill_pidfiles KILL "$W"/*.pid
 	cleanup_ns "$NSA" "$NSB"
 	if [ "$TESTS_FAIL" != 0 ] || [ -n "${KEEP_LOGS:-}" ]; then
 		for l in "$W"/*.log; do [ -f "$l" ] && { echo "--- $l (last 40 lines)"; tail -40 "$l"; }; done
 	fi
+	# a sanitizer's report in a daemon's log (ASan/UBSan builds: an error, or
+	# a leak found when a daemon exited) fails the test, whatever it checked
+	for l in "$W"/*.log; do
+		[ -f "$l" ] && grep -qE "$SANITIZER_REPORT" "$l" || continue
+		echo "FAIL: sanitizer report in $l:"; grep -A24 -E "$SANITIZER_REPORT" "$l" | head -60
+		san=1
+	done
 	rm -rf "$W"
+	[ $san = 0 ] || exit 1
 }
+SANITIZER_REPORT='ERROR: (AddressSanitizer|LeakSanitizer)|runtime error: '
+
 
 # write_conf NAME ADDR [extra libconfig text appended]
 write_conf() {
