@@ -156,27 +156,34 @@ static void resolve_family(void)
 	mnl_nlmsg_batch_stop(b);
 }
 
-/* A connected UDP socket per tunnel (distinct source ports: one 5-tuple each). */
-static int *open_sockets(unsigned n, bool v6)
+/* Room for a descriptor per tunnel. */
+static int *alloc_fds(unsigned n)
+{
+	int *fds = calloc(n, sizeof(*fds));
+	struct rlimit rl;
+
+	if (fds == NULL)
+		die("calloc");
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < n + 64) {
+		rl.rlim_cur = rl.rlim_max = n + 64 > rl.rlim_max ? n + 64 : rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	return fds;
+}
+
+/* A tunnel's connected UDP socket (distinct source ports: one 5-tuple each). */
+static int udp_socket(bool v6)
 {
 	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6, .sin6_port = htons(1701),
 				   .sin6_addr = IN6ADDR_LOOPBACK_INIT };
 	struct sockaddr_in a4 = { .sin_family = AF_INET, .sin_port = htons(1701),
 				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	int *fds = calloc(n, sizeof(*fds));
-	struct rlimit rl;
+	int fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < n + 64) {
-		rl.rlim_cur = rl.rlim_max = n + 64 > rl.rlim_max ? n + 64 : rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
-	for (unsigned i = 0; i < n; i++) {
-		fds[i] = socket(v6 ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-		if (fds[i] < 0 || connect(fds[i], v6 ? (struct sockaddr *)&a6 : (struct sockaddr *)&a4,
-					  v6 ? sizeof(a6) : sizeof(a4)) < 0)
-			die("udp socket");
-	}
-	return fds;
+	if (fd < 0 || connect(fd, v6 ? (struct sockaddr *)&a6 : (struct sockaddr *)&a4,
+			      v6 ? sizeof(a6) : sizeof(a4)) < 0)
+		die("udp socket");
+	return fd;
 }
 
 static void put_create(struct mnl_nlmsg_batch *b, unsigned i, int fd)
@@ -230,12 +237,13 @@ static void put_link(struct mnl_nlmsg_batch *b, const char *name, bool up)
 
 /*
  * In rounds of BATCH / 2 pseudowires, as the daemon's request window
- * interleaves them: their tunnels and sessions in one generic netlink
- * batch, then (links) their interfaces in one rtnetlink batch.  Each
- * interface thus comes up while the earlier ones are up, as the daemon's
- * do, not all created first and brought up after.
+ * interleaves them: their UDP sockets (a daemon opens one per tunnel as it
+ * makes the tunnel, so they are part of the work timed), their tunnels and
+ * sessions in one generic netlink batch, then (links) their interfaces in
+ * one rtnetlink batch.  Each interface thus comes up while the earlier ones
+ * are up, as the daemon's do, not all created first and brought up after.
  */
-static void create_all(unsigned n, const int *fds, bool links)
+static void create_all(unsigned n, int *fds, bool links, bool v6)
 {
 	struct mnl_nlmsg_batch *b = mnl_nlmsg_batch_start(txbuf, sizeof(txbuf));
 	char name[IFNAMSIZ];
@@ -243,8 +251,10 @@ static void create_all(unsigned n, const int *fds, bool links)
 	for (unsigned first = 0; first < n; first += BATCH / 2) {
 		unsigned last = first + BATCH / 2 < n ? first + BATCH / 2 : n;
 
-		for (unsigned i = first; i < last; i++)
+		for (unsigned i = first; i < last; i++) {
+			fds[i] = udp_socket(v6);
 			put_create(b, i, fds[i]);
+		}
 		batch_run(gnl, b, 2 * (last - first));
 		if (!links)
 			continue;
@@ -339,9 +349,9 @@ int main(int argc, char **argv)
 	gnl = nl_open(NETLINK_GENERIC);
 	rtnl = nl_open(NETLINK_ROUTE);
 	resolve_family();
-	fds = open_sockets(n, v6);
+	fds = alloc_fds(n);
 	t0 = now_ms();
-	create_all(n, fds, links);
+	create_all(n, fds, links, v6);
 	t1 = now_ms();
 	if (stop)
 		raise(SIGSTOP);

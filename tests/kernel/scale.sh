@@ -124,6 +124,10 @@ raw_run() {
 	done
 	# all created (each stops itself), then all delete at once
 	for p in "${pids[@]}"; do until stopped "$p" || ! kill -0 "$p" 2>/dev/null; do nap 0.2; done; done
+	# their CPU time for the creates, to set beside the daemons' (cpu_report)
+	local st ticks=0
+	for p in "${pids[@]}"; do read -ra st < "/proc/$p/stat" && ticks=$((ticks + st[13] + st[14])); done
+	awk -v t="$ticks" -v hz="$(getconf CLK_TCK)" -v n="${#pids[@]}" 'BEGIN { printf "raw: the creates took %.1f CPU-s in the %d processes\n", t / hz, n }' >&2
 	# the profile covers the creates, as the daemons' covers their bring-up
 	# (only the first raw_run is profiled: the one-process run comes after perf_stop)
 	[ -z "${perf_ctl:-}" ] || { echo disable >&"$perf_ctl" && read -r -t 120 -u "$perf_ack" _; }
@@ -172,7 +176,8 @@ while True:
         break
     os.write(out, b)
 ' "$W/b.ctl" "$W/b.mon" & mon_pid=$!
-ctl a -j -w 256 -b "$W/up.fifo" > "$W/up.out" & cli_pid=$!
+# (bash's time keyword: the CLI's own CPU time, written when it ends)
+{ TIMEFORMAT='%U %S'; time ctl a -j -w 256 -b "$W/up.fifo" > "$W/up.out"; } 2> "$W/up.cpu" & cli_pid=$!
 # read-write: opens at once; the CLI sees EOF when it is closed (so no process
 # started from here on may inherit it: the probes below end before that)
 exec {up_w}<>"$W/up.fifo"
@@ -197,7 +202,7 @@ b_last=$(jq -s '[.[] | .event? | objects | select(.event == "session-up") | .tim
 kill "$mon_pid"; wait "$mon_pid" 2>/dev/null
 [[ $b_last =~ ^[0-9]+$ ]] || b_last=0
 t_up=$(( b_last > t_cli ? b_last : t_cli ))
-echo "RESULT: bring-up ends: A's last answer at +$((t_cli - t0)) ms, B's last session up at +$((b_last - t0)) ms"
+echo "RESULT: bring-up ends: A's last answer at +$((t_cli - t0)) ms, B's last session up at +$((b_last - t0)) ms; the batch CLI used $(awk '{ printf "%.1f", $1 + $2 }' "$W/up.cpu") CPU-s"
 ok=$(jq -s '[.[] | select(.status == 0)] | length' "$W/up.out")
 [ "$ok" = $((2 * N)) ]
 log_test $? "$N tunnel + $N session creates through one batch: $ok of $((2 * N)) succeed"
