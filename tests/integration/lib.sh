@@ -87,6 +87,24 @@ count_sessions() {
 # expect_count N CMD...: true when CMD prints N
 expect_count() { local n=$1; shift; [ "$("$@")" = "$n" ]; }
 
+# nft_drop NS TABLE HOOK MATCH...: drops (and counts) the UDP datagrams that
+# MATCH (nft expressions) in namespace NS, at hook input or output.  The L2TP
+# Message Type AVP's value is at @th,208,16 (1 SCCRQ ... 4 StopCCN, 6 HELLO),
+# the Control Connection ID at @th,96,32; a ZLB is "udp length 20".
+nft_drop() {
+	local ns=$1 table=$2 hook=$3; shift 3
+	ip netns exec "$ns" nft -f - <<NFT
+table inet $table {
+	chain c { type filter hook $hook priority 0; meta l4proto udp $* counter drop; }
+}
+NFT
+}
+# nft_undrop NS TABLE: removes the table; prints how many datagrams it dropped
+nft_undrop() {
+	ip netns exec "$1" nft list table inet "$2" | sed -n 's/.*counter packets \([0-9]*\).*/\1/p'
+	ip netns exec "$1" nft delete table inet "$2"
+}
+
 # a scripted peer (peer.py serve) in ns A: peer_start, peer_stop, P, J
 . "$top_srcdir/tests/integration/peer-lib.sh"
 

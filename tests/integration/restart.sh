@@ -62,20 +62,13 @@ for i in $(seq 1 8); do echo "tunnel create peer $B_ADDR"; done > "$W/s.batch"
 ctl a -b "$W/s.batch" >/dev/null && expect_count 8 count_tunnels b established
 log_test $? "8 tunnels up between daemons whose retransmission timers start at 3 s"
 sleep 4.5	# past the bring-up's sweeps: the 8 are silent since
-for ns in "$NSA" "$NSB"; do
-	ip netns exec "$ns" nft -f - <<'NFT'
-table inet hellodrop {
-	chain in { type filter hook input priority 0; meta l4proto udp @th,208,16 6 counter drop; }
-}
-NFT
-done
+for ns in "$NSA" "$NSB"; do nft_drop "$ns" hellodrop input @th,208,16 6; done
 ctl a tunnel create peer $B_ADDR >/dev/null
 sleep 2	# each side sampled 4 of the 8 at once (dropped); retransmissions come at 3 s
 dropped=0
 for ns in "$NSA" "$NSB"; do
-	n=$(ip netns exec "$ns" nft list table inet hellodrop | sed -n 's/.*counter packets \([0-9]*\).*/\1/p')
+	n=$(nft_undrop "$ns" hellodrop)
 	dropped=$((dropped + ${n:-0}))
-	ip netns exec "$ns" nft delete table inet hellodrop
 done
 hello=$(( $(ctlj a stats | jq '.global.msgs_out.HELLO // 0') + $(ctlj b stats | jq '.global.msgs_out.HELLO // 0') ))
 sleep 8	# past the verdict (3 s + 6 s after the sample)
@@ -100,15 +93,10 @@ ctl a -b "$W/l.batch" >/dev/null && expect_count 3 count_tunnels b established
 log_test $? "3 tunnels up"
 sleep 4.5	# past the bring-up's sweeps: the 3 are silent since
 x=$(ctlj a tunnel list | jq '.tunnels[0].tunnel_id')
-ip netns exec "$NSA" nft -f - <<NFT
-table inet hellodrop {
-	chain in { type filter hook input priority 0; meta l4proto udp @th,96,32 $x @th,208,16 6 counter drop; }
-}
-NFT
+nft_drop "$NSA" hellodrop input @th,96,32 "$x" @th,208,16 6
 ctl a tunnel create peer $B_ADDR >/dev/null
 sleep 5	# B's sample: a HELLO at once, again at 1 s, verdict at 3 s; the next at 7 s
-dropped=$(ip netns exec "$NSA" nft list table inet hellodrop | sed -n 's/.*counter packets \([0-9]*\).*/\1/p')
-ip netns exec "$NSA" nft delete table inet hellodrop
+dropped=$(nft_undrop "$NSA" hellodrop)
 sleep 5
 [ "${dropped:-0}" -ge 2 ] && [ "$(grep -c "restarted? probing" "$W/b.log")" = 0 ] &&
 	expect_count 4 count_tunnels b established && expect_count 4 count_tunnels a established
