@@ -484,13 +484,7 @@ static bool cc_wants_hiding(const struct l2tp_cc *cc, const struct l2tp_msg *m)
 		l2tp_msg_has(m, L2TP_AVP_REMOTE_END_ID));
 }
 
-static int cc_send_msg_retries(struct l2tp_cc *cc, struct l2tp_msg *m, unsigned retries);
 static void cc_msg_init(struct l2tp_msg *m, uint16_t type);
-
-int l2tp_cc_send_msg(struct l2tp_cc *cc, struct l2tp_msg *m)
-{
-	return cc_send_msg_retries(cc, m, cc_max_retries(cc, m->type));
-}
 
 /*
  * A HELLO on the connection's own budget, to find out whether a silent
@@ -527,7 +521,7 @@ usl_time l2tp_cc_last_rx(const struct l2tp_cc *cc)
 	return cc->last_rx;
 }
 
-static int cc_send_msg_retries(struct l2tp_cc *cc, struct l2tp_msg *m, unsigned retries)
+int l2tp_cc_send_msg(struct l2tp_cc *cc, struct l2tp_msg *m)
 {
 	uint8_t buf[L2TP_MAX_MSG], rv[16];
 	struct l2tp_secret sec = { cc->cfg.secret, cc->cfg.secret_len };
@@ -555,7 +549,7 @@ static int cc_send_msg_retries(struct l2tp_cc *cc, struct l2tp_msg *m, unsigned 
 		cc_log(warnx, cc, "cannot encode %s", l2tp_msg_type_name(m->type));
 		return -1;
 	}
-	if (l2tp_rd_send(&cc->rd, buf, (size_t)len, m->type, retries) < 0) {
+	if (l2tp_rd_send(&cc->rd, buf, (size_t)len, m->type, cc_max_retries(cc, m->type)) < 0) {
 		cc_log(warn, cc, "cannot queue %s", l2tp_msg_type_name(m->type));
 		return -1;
 	}
