@@ -776,6 +776,14 @@ static void tunnel_free(struct tunnel *t)
 	free(t);
 }
 
+/* Shutting down: a tunnel that only holds to re-acknowledge a StopCCN goes now. */
+static void tunnel_free_held(struct tunnel *t)
+{
+	tunnel_free(t);
+	if (l2tpd.n_tunnels == 0)
+		usl_loop_exit(l2tpd.loop);
+}
+
 /*
  * SIGTERM: StopCCN on every live tunnel; the daemon exits when they are
  * acknowledged.  A tunnel already stopping because the peer closed it only
@@ -795,7 +803,7 @@ void tunnel_shutdown_all(void)
 		if (l2tp_cc_state(t->cc) != L2TP_CC_STOPPING)
 			tunnel_delete(t, L2TP_STOPCCN_SHUTTING_DOWN, "daemon shutting down");
 		else if (l2tp_cc_holding(t->cc))
-			tunnel_free(t);
+			tunnel_free_held(t);
 	}
 }
 
@@ -985,9 +993,7 @@ void tunnel_input(struct tunnel *t, const uint8_t *buf, size_t len, const struct
 	tunnel_index_peer_ccid(t);
 	tunnel_check_deadline(t);
 	if (l2tpd.shutting_down && l2tp_cc_holding(t->cc)) {
-		tunnel_free(t);		/* as tunnel_shutdown_all() does */
-		if (l2tpd.n_tunnels == 0)
-			usl_loop_exit(l2tpd.loop);
+		tunnel_free_held(t);
 		return;
 	}
 	tunnel_hold_sockets(t);

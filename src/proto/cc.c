@@ -1081,6 +1081,20 @@ static enum l2tp_drop cc_on_scccn(struct l2tp_cc *cc, const struct l2tp_msg *m)
 	return L2TP_DROP_NONE;
 }
 
+/*
+ * The StopCCN recipient's part: theirs acknowledged now (and again for its
+ * retransmissions until the hold ends), nothing of ours sent again.  Also
+ * taken on crossed StopCCNs: the peer closed the connection too, so ours
+ * needs no acknowledgement any more (were its ACK lost, we would retransmit
+ * to a peer that may already have let go, for the whole hold, which is
+ * already running since ours).
+ */
+static void cc_ack_their_stopccn(struct l2tp_cc *cc)
+{
+	l2tp_rd_quiesce(&cc->rd);
+	l2tp_rd_ack_now(&cc->rd);
+}
+
 /* 3.3.2 / 7.5: acknowledge, hold for the retransmission cycle, release. */
 static enum l2tp_drop cc_on_stopccn(struct l2tp_cc *cc, const struct l2tp_msg *m)
 {
@@ -1095,23 +1109,9 @@ static enum l2tp_drop cc_on_stopccn_reason(struct l2tp_cc *cc)
 	if (cc->state != L2TP_CC_STOPPING)
 		return L2TP_DROP_NONE;
 	cc_teardown(cc);
-	l2tp_rd_quiesce(&cc->rd);
-	l2tp_rd_ack_now(&cc->rd);
+	cc_ack_their_stopccn(cc);
 	usl_timer_arm(cc->timers, &cc->timer, cc->cfg.stop_hold);
 	return L2TP_DROP_NONE;
-}
-
-/*
- * Crossed StopCCNs: the peer closed the connection too, so ours needs no
- * acknowledgement any more (were its ACK lost, we would retransmit to a
- * peer that may already have let go, for the whole hold).  We owe only the
- * acknowledgement of theirs, now and again for its retransmissions until
- * the hold (already running since ours) ends: the recipient's part.
- */
-static void cc_on_stopccn_crossed(struct l2tp_cc *cc)
-{
-	l2tp_rd_quiesce(&cc->rd);
-	l2tp_rd_ack_now(&cc->rd);
 }
 
 static void cc_on_hello_due(struct l2tp_cc *cc)
@@ -1259,7 +1259,7 @@ static enum l2tp_drop cc_fsm_stopping(struct l2tp_cc *cc, enum cc_event ev,
 		cc_change_state(cc, L2TP_CC_CLOSED, cc_event_names[ev]);
 		return L2TP_DROP_NONE;
 	case CC_EV_RX_STOPCCN:
-		cc_on_stopccn_crossed(cc);
+		cc_ack_their_stopccn(cc);	/* crossed StopCCNs */
 		return L2TP_DROP_NONE;
 	case CC_EV_CLOSE:
 		return L2TP_DROP_NONE;

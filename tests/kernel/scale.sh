@@ -16,9 +16,9 @@
 kt_setup
 N=${KT_SCALE_N:-1000}
 BENCH=$top_builddir/tests/bench/nl-create-rate
-now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
-# the same with no process or subshell, into variable $1 (the daemons' phase is
-# timed from the shell, and under emulation a process start costs 50-200 ms)
+# stamp_ms VAR: the time in ms into VAR, with no process or subshell (the
+# daemons' phase is timed from the shell; under emulation a process start
+# costs 50-200 ms)
 stamp_ms() { printf -v "$1" '%d' $(( ${EPOCHREALTIME//[.,]/} / 1000 )); }
 l2tpeths() { ip -n "$1" -o link show | grep -c ': l2tpeth'; }
 # poll SECS CMD...: like wait_until, every 0.5 s (each probe starts processes,
@@ -251,9 +251,9 @@ if [ -x "$BENCH" ]; then
 	# for the kernel's locks as the two daemons do)
 	settle
 	perf_start raw-create
-	m0=$(cpu_mark); t0=$(now_ms)
+	m0=$(cpu_mark); stamp_ms t0
 	two=$(raw_run "$N" $R1 $R2); rc=$?
-	m1=$(cpu_mark); t1=$(now_ms)
+	m1=$(cpu_mark); stamp_ms t1
 	perf_stop raw-create
 	cpu_report "raw netlink, two namespaces (create and delete)" $((t1 - t0)) "$m0" "$m1" |
 		sed 's/daemon A .*, idle/idle/'
