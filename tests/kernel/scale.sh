@@ -45,9 +45,9 @@ for i in $(seq 1 "$N"); do
 	echo "tunnel create peer $B_ADDR name t$i"
 	echo "session create tunnel name t$i name s$i"
 done > "$W/up.batch"
-# established NAME: sessions established in the daemon (no jq: a process less)
-established() {
-	[[ $(ctl "$1" -j show daemon) =~ \"sessions_established\":\ *([0-9]+) ]] && echo "${BASH_REMATCH[1]}"
+# daemon_count NAME FIELD: a count from the daemon's `show daemon` (no jq: a process less)
+daemon_count() {
+	[[ $(ctl "$1" -j show daemon) =~ \"$2\":\ *([0-9]+) ]] && echo "${BASH_REMATCH[1]}"
 }
 poll_fast() {
 	local deadline=$(( $(date +%s) + $1 )); shift
@@ -182,8 +182,8 @@ while True:
 # started from here on may inherit it: the probes below end before that)
 exec {up_w}<>"$W/up.fifo"
 # each daemon's clients: the one started above and the probe itself
-clients() { [[ $(ctl "$1" -j show daemon) =~ \"ctl_clients\":\ *([0-9]+) ]] && echo "${BASH_REMATCH[1]}"; }
-poll_fast 30 expect_count 2 clients a && poll_fast 30 expect_count 2 clients b
+poll_fast 30 expect_count 2 daemon_count a ctl_clients &&
+	poll_fast 30 expect_count 2 daemon_count b ctl_clients
 rc=$?
 log_test $rc "the batch CLI (input held back) and a monitor of B are connected before the bring-up"
 [ $rc = 0 ] || { kill "$cli_pid" "$mon_pid"; kt_done; exit 1; }
