@@ -14,32 +14,18 @@
 #include "usl/log.h"
 
 /*
- * IDs (CCIDs, Session IDs) must be unguessable: a peer that learns some of
- * them must not be able to predict those handed to another peer.  They come
- * from the kernel CSPRNG, drawn in batches so that 10,000 tunnels/s cost a
- * getrandom() call per 64 IDs, not per ID.  The pool is consumed once:
- * every value is used at most one time.
+ * IDs (CCIDs, Session IDs), cookies, tie breakers and the connections'
+ * seeds must be unguessable: a peer that learns some of them must not be
+ * able to predict those handed to another peer.  They come from the kernel
+ * CSPRNG, drawn into a pool so that bringing up a pseudowire, which takes
+ * five or six draws, costs a getrandom() call per ~50 pseudowires, not six.
+ * Every byte is handed out once and wiped from the pool as it goes.
  */
-#define ID_POOL	64
-static uint32_t id_pool[ID_POOL];
-static unsigned id_pool_left;
+#define RANDOM_POOL	512
+static uint8_t random_pool[RANDOM_POOL];
+static size_t random_pool_left;
 
-uint32_t random_u32_nonzero(void)
-{
-	uint32_t v;
-
-	do {
-		if (id_pool_left == 0) {
-			random_bytes(id_pool, sizeof(id_pool));
-			id_pool_left = ID_POOL;
-		}
-		v = id_pool[--id_pool_left];
-		id_pool[id_pool_left] = 0;
-	} while (v == 0);
-	return v;
-}
-
-void random_bytes(void *buf, size_t len)
+static void getrandom_all(void *buf, size_t len)
 {
 	uint8_t *p = buf;
 
@@ -53,6 +39,34 @@ void random_bytes(void *buf, size_t len)
 		p += n;
 		len -= (size_t)n;
 	}
+}
+
+void random_bytes(void *buf, size_t len)
+{
+	uint8_t *from;
+
+	if (len > RANDOM_POOL / 4) {
+		getrandom_all(buf, len);
+		return;
+	}
+	if (random_pool_left < len) {
+		getrandom_all(random_pool, RANDOM_POOL);
+		random_pool_left = RANDOM_POOL;
+	}
+	random_pool_left -= len;
+	from = random_pool + random_pool_left;
+	memcpy(buf, from, len);
+	memset(from, 0, len);
+}
+
+uint32_t random_u32_nonzero(void)
+{
+	uint32_t v;
+
+	do
+		random_bytes(&v, sizeof(v));
+	while (v == 0);
+	return v;
 }
 
 socklen_t sockaddr_len(const struct sockaddr *sa)

@@ -308,7 +308,9 @@ static void loop_timers_changed(struct usl_timerset *ts, void *arg)
 	if (usl_time_cmp(next, l->armed) == 0 && evtimer_pending(l->timer_ev, NULL))
 		return;		/* same grid cell: nothing to tell libevent */
 	l->armed = next;
-	tv = delay_to_tv(usl_time_sub(next, usl_timerset_now(ts)));
+	/* a clock that lags would still read short of next when woken at it */
+	tv = delay_to_tv(usl_time_add(usl_time_sub(next, usl_timerset_now(ts)),
+				      usl_clock_lag(ts->clock)));
 	evtimer_add(l->timer_ev, &tv);
 }
 
@@ -349,7 +351,13 @@ struct usl_loop *usl_loop_new(const char *backend, char *err, size_t errlen)
 		set_err(err, errlen, "cannot create the loop timer event");
 		goto fail;
 	}
-	usl_timerset_init(&l->timers, &usl_clock_monotonic);
+	/*
+	 * Every timer armed reads the clock: some twenty reads per pseudowire
+	 * brought up, each a system call with a clocksource the vDSO cannot
+	 * read.  The coarse clock never is; its tick (1-10 ms) is within the
+	 * wake-up grid's lateness.
+	 */
+	usl_timerset_init(&l->timers, &usl_clock_coarse);
 	l->armed = USL_TIME_NEVER;
 	l->timers.on_change = loop_timers_changed;
 	l->timers.on_change_arg = l;
@@ -382,6 +390,11 @@ void usl_loop_free(struct usl_loop *l)
 const char *usl_loop_backend(const struct usl_loop *l)
 {
 	return event_base_get_method(l->base);
+}
+
+void usl_loop_set_clock(struct usl_loop *l, const struct usl_clock *clock)
+{
+	l->timers.clock = clock;
 }
 
 struct usl_timerset *usl_loop_timers(struct usl_loop *l)

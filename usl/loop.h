@@ -43,6 +43,8 @@ size_t usl_loop_small_blocks(void);
  */
 void usl_loop_mem_free(void *p);
 struct usl_timerset *usl_loop_timers(struct usl_loop *l);
+/* Another clock for the timers (tests: one that lags); before any is armed. */
+void usl_loop_set_clock(struct usl_loop *l, const struct usl_clock *clock);
 struct event_base *usl_loop_base(struct usl_loop *l);
 
 /* Persistent fd watch; what = USL_READ and/or USL_WRITE.  NULL on failure. */

@@ -28,14 +28,25 @@ static inline int usl_time_cmp(usl_time a, usl_time b) { return (a.ns > b.ns) - 
 static inline bool usl_time_is_never(usl_time t) { return t.ns == INT64_MAX; }
 
 /*
- * A clock.  The daemon uses the monotonic one; tests use a fake clock they
- * advance by hand, so timer logic is tested without sleeping.
+ * A clock.  The daemon's loop uses the coarse monotonic one; tests use a
+ * fake clock they advance by hand, so timer logic is tested without
+ * sleeping.  lag is how far behind the true time a reading may be (NULL:
+ * never behind): whoever sleeps until a reading reaches a deadline must
+ * sleep that much longer.
  */
 struct usl_clock {
 	usl_time (*now)(const struct usl_clock *c);
+	usl_time (*lag)(const struct usl_clock *c);
 };
 
 extern const struct usl_clock usl_clock_monotonic;
+/*
+ * CLOCK_MONOTONIC_COARSE: the same time line as usl_clock_monotonic, as of
+ * the kernel's last tick (1-10 ms behind).  It is read from the vDSO page
+ * whatever the clocksource, where CLOCK_MONOTONIC is a system call on
+ * clocksources without vDSO support (HPET, acpi_pm: many virtual machines).
+ */
+extern const struct usl_clock usl_clock_coarse;
 
 struct usl_fake_clock {
 	struct usl_clock clock;
@@ -44,5 +55,9 @@ struct usl_fake_clock {
 
 void usl_fake_clock_init(struct usl_fake_clock *fc, usl_time start);
 static inline usl_time usl_clock_now(const struct usl_clock *c) { return c->now(c); }
+static inline usl_time usl_clock_lag(const struct usl_clock *c)
+{
+	return c->lag ? c->lag(c) : usl_time_ns(0);
+}
 
 #endif

@@ -209,6 +209,53 @@ START_TEST(test_timers)
 }
 END_TEST
 
+static void count_cb(struct usl_timer *t)
+{
+	(void)t;
+	nfired++;
+}
+
+/* A coarse clock with a 20 ms tick: the monotonic time as of its last tick. */
+#define TICK_NS (20 * 1000000LL)
+static usl_time tick_now(const struct usl_clock *c)
+{
+	(void)c;
+	return usl_time_ns(usl_clock_now(&usl_clock_monotonic).ns / TICK_NS * TICK_NS);
+}
+
+static usl_time tick_lag(const struct usl_clock *c)
+{
+	(void)c;
+	return usl_time_ns(TICK_NS);
+}
+
+/*
+ * The loop's clock may lag (the coarse clock: as of the last tick), more
+ * when woken than when the timer was armed: woken at the deadline it would
+ * still read short of it and go round again.  One blocking turn must fire
+ * a timer that is due.
+ */
+START_TEST(test_timer_one_turn)
+{
+	static const struct usl_clock ticking = { tick_now, tick_lag };
+	struct usl_timerset *ts;
+	struct usl_timer t;
+	int i;
+
+	loop = new_loop(backends[_i]);
+	usl_loop_set_clock(loop, &ticking);
+	ts = usl_loop_timers(loop);
+	usl_timer_init(&t, count_cb);
+	nfired = 0;
+	for (i = 0; i < 20; i++) {
+		usl_timer_arm(ts, &t, usl_time_ms(1));
+		ck_assert_int_eq(usl_loop_run_once(loop, true), 0);
+		ck_assert_msg(nfired == i + 1, "turn %d: the timer did not fire", i);
+	}
+	usl_loop_free(loop);
+}
+END_TEST
+
 static void sig_cb(int signo, void *arg)
 {
 	int *got = arg;
@@ -354,6 +401,7 @@ static Suite *loop_suite(void)
 	tcase_add_loop_test(tc, test_fd_read, 0, NBACKENDS);
 	tcase_add_loop_test(tc, test_fd_write_interest, 0, NBACKENDS);
 	tcase_add_loop_test(tc, test_timers, 0, NBACKENDS);
+	tcase_add_loop_test(tc, test_timer_one_turn, 0, NBACKENDS);
 	tcase_add_loop_test(tc, test_signal, 0, NBACKENDS);
 	suite_add_tcase(s, tc);
 	tcase_add_test(tc_misc, test_unknown_backend);

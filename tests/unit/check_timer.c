@@ -361,6 +361,25 @@ START_TEST(test_time_helpers)
 }
 END_TEST
 
+/* The coarse clock is the monotonic one as of the last tick: never ahead, at most a tick behind. */
+START_TEST(test_coarse_clock)
+{
+	usl_time lag = usl_clock_lag(&usl_clock_coarse), c, m;
+	int i;
+
+	ck_assert_int_gt(lag.ns, 0);
+	ck_assert_int_le(lag.ns, usl_time_ms(10).ns);
+	ck_assert_int_eq(usl_clock_lag(&usl_clock_monotonic).ns, 0);
+	for (i = 0; i < 1000; i++) {
+		c = usl_clock_now(&usl_clock_coarse);
+		m = usl_clock_now(&usl_clock_monotonic);
+		ck_assert_int_le(c.ns, m.ns);
+		/* a tick, plus what a preempted test may lose between the two reads */
+		ck_assert_int_lt(usl_time_sub(m, c).ns, usl_time_add(lag, usl_time_ms(50)).ns);
+	}
+}
+END_TEST
+
 static Suite *timer_suite(void)
 {
 	Suite *s = suite_create("timer");
@@ -379,6 +398,7 @@ static Suite *timer_suite(void)
 	tcase_add_test(tc, test_on_change);
 	tcase_add_test(tc, test_two_sets);
 	tcase_add_test(tc, test_time_helpers);
+	tcase_add_test(tc, test_coarse_clock);
 	suite_add_tcase(s, tc);
 	return s;
 }
