@@ -51,6 +51,7 @@ struct ctl_conn {
 	struct usl_list reqs;		/* parked requests of this connection */
 	bool monitor;
 	int64_t monitor_id;
+	uint32_t monitor_events;	/* bit per enum event_kind it asked for */
 	bool closing;			/* flush the output, then close */
 	bool dropped;			/* discard the output; freed by the timer */
 	bool paused;			/* input not read until the output drains */
@@ -186,8 +187,8 @@ static json_object *result_json(const struct l2tp_result *r, bool stopccn)
 	return o;
 }
 
-/* Broadcasts an event to every `monitor` client. */
-static void ctl_event(const char *event, const struct tunnel *t, const struct session *s,
+/* Broadcasts an event to every `monitor` client that asked for its kind. */
+static void ctl_event(enum event_kind kind, const struct tunnel *t, const struct session *s,
 		      const struct l2tp_result *why)
 {
 	struct usl_list *pos;
@@ -199,12 +200,12 @@ static void ctl_event(const char *event, const struct tunnel *t, const struct se
 		struct ctl_conn *c = usl_container_of(pos, struct ctl_conn, link);
 		json_object *o;
 
-		if (!c->monitor || c->closing)
+		if (!c->monitor || c->closing || !(c->monitor_events & (1u << kind)))
 			continue;
 		if (ev == NULL) {
 			clock_gettime(CLOCK_REALTIME, &ts);
 			ev = json_object_new_object();
-			json_add_str(ev, "event", event);
+			json_add_str(ev, "event", event_name(kind));
 			json_add_int(ev, "tunnel_id", t->id);
 			if (s != NULL)
 				json_add_int(ev, "session_id", s->id);
@@ -257,7 +258,7 @@ static void ctl_on_event(const struct l2tpd_event *ev, void *arg)
 	if (ev->kind == EV_WAITERS)
 		ctl_reply_waiters(ev);
 	else if (event_name(ev->kind) != NULL)
-		ctl_event(event_name(ev->kind), ev->t, ev->s, ev->why);
+		ctl_event(ev->kind, ev->t, ev->s, ev->why);
 }
 
 /* ---- argument helpers --------------------------------------------------- */
@@ -838,14 +839,57 @@ static void h_reload(struct ctl_conn *c, int64_t id, json_object *args)
 	conn_reply(c, id, CTL_OK, NULL, summary);
 }
 
+_Static_assert(EV__COUNT <= 32, "monitor_events holds a bit per event kind");
+
+/*
+ * The kinds of event "events" asks for (every kind when absent): a
+ * consumer of session changes alone need not be sent, nor parse, the rest.
+ */
+static bool arg_event_kinds(json_object *args, uint32_t *mask, struct argerr *e)
+{
+	json_object *list;
+	size_t n;
+
+	*mask = 0;
+	for (unsigned k = 0; k < EV__COUNT; k++)
+		if (event_name((enum event_kind)k) != NULL)
+			*mask |= 1u << k;
+	if (args == NULL || !json_object_object_get_ex(args, "events", &list))
+		return true;
+	if (!json_object_is_type(list, json_type_array) ||
+	    (n = json_object_array_length(list)) == 0) {
+		snprintf(e->msg, sizeof(e->msg), "'events' must be a non-empty list of event names");
+		return false;
+	}
+	*mask = 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *name = json_object_get_string(json_object_array_get_idx(list, i));
+		int k = event_kind_by_name(name);
+
+		if (k < 0) {
+			snprintf(e->msg, sizeof(e->msg), "unknown event '%s' in 'events' (valid: %s)",
+				 name ? name : "", event_names_list());
+			return false;
+		}
+		*mask |= 1u << k;
+	}
+	return true;
+}
+
 static void h_monitor(struct ctl_conn *c, int64_t id, json_object *args)
 {
-	json_object *o = json_object_new_object();
+	static const char *const known[] = { "events", NULL };
+	json_object *o;
+	struct argerr e;
+	uint32_t mask;
 
-	(void)args;
+	if (!arg_check_known(args, known, &e) || !arg_event_kinds(args, &mask, &e))
+		return conn_reply(c, id, CTL_E_INVALID, e.msg, NULL);
+	o = json_object_new_object();
 	json_object_object_add(o, "monitoring", json_object_new_boolean(1));
 	c->monitor = true;
 	c->monitor_id = id;
+	c->monitor_events = mask;
 	conn_reply(c, id, CTL_OK, NULL, o);
 }
 

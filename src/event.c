@@ -2,6 +2,8 @@
  * src/event.c - the fan-out of tunnel and session events (see event.h).
  */
 #include <stddef.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "event.h"
 
@@ -28,6 +30,28 @@ static const char *const names[EV__COUNT] = {
 const char *event_name(enum event_kind k)
 {
 	return (unsigned)k < EV__COUNT ? names[k] : NULL;
+}
+
+int event_kind_by_name(const char *name)
+{
+	for (unsigned k = 0; name != NULL && k < EV__COUNT; k++)
+		if (names[k] != NULL && strcmp(names[k], name) == 0)
+			return (int)k;
+	return -1;
+}
+
+const char *event_names_list(void)
+{
+	static char list[256];
+	size_t used = 0;
+
+	if (list[0] != '\0')
+		return list;
+	for (unsigned k = 0; k < EV__COUNT; k++)
+		if (names[k] != NULL && used < sizeof(list))
+			used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s",
+						 used ? ", " : "", names[k]);
+	return list;
 }
 
 int event_subscribe(event_fn fn, void *arg)

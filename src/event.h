@@ -49,6 +49,10 @@ struct l2tpd_event {
 
 /* "tunnel-up", "session-deleted"...: the monitor's names; NULL for EV_WAITERS. */
 const char *event_name(enum event_kind k);
+/* The kind a monitor name stands for, or -1. */
+int event_kind_by_name(const char *name);
+/* "tunnel-created, tunnel-up, ...": every monitor name, for messages. */
+const char *event_names_list(void);
 
 typedef void (*event_fn)(const struct l2tpd_event *ev, void *arg);
 /* Adds a subscriber (called in subscription order).  0, or -1 when full. */

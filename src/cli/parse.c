@@ -30,6 +30,7 @@ enum val_type {
 	V_ADDR,			/* v4, v6, v4:port, [v6]:port */
 	V_ENUM,			/* one of values, sent as a string */
 	V_INT_ENUM,		/* one of values, sent as a number */
+	V_ENUM_LIST,		/* values, comma-separated, sent as a list of strings */
 	V_STRING,		/* up to max characters */
 	V_IFNAME,		/* a valid Linux interface name */
 	V_FLAG,			/* no value; stores false (every flag is a no-X) */
@@ -46,7 +47,7 @@ struct arg {
 	enum val_type type;
 	const char *key;		/* JSON key in args */
 	unsigned flags;
-	const char *const *values;	/* V_ENUM, V_INT_ENUM */
+	const char *const *values;	/* V_ENUM, V_INT_ENUM, V_ENUM_LIST */
 	const char *name_key;		/* V_REF: key for the "name NAME" form */
 	uint32_t min, max;		/* V_UINT range; V_STRING max length */
 };
@@ -140,8 +141,15 @@ static const struct arg tunnel_filter_args[] = {
 	{ 0 }
 };
 
+/* the daemon's names (src/event.c) */
+static const char *const event_values[] = {
+	"tunnel-created", "tunnel-up", "tunnel-down", "tunnel-deleted",
+	"session-created", "session-up", "session-down", "session-deleted", NULL
+};
+
 static const struct arg monitor_args[] = {
 	{ "reconnect", V_SWITCH, "reconnect", .flags = A_CLIENT },
+	{ "events", V_ENUM_LIST, "events", 0, .values = event_values },
 	{ 0 }
 };
 
@@ -473,6 +481,44 @@ static int parse_enum(const struct arg *a, const char *word, json_object *args,
 	return 0;
 }
 
+/* "session-up,session-down": each a value (or a unique prefix of one), once. */
+static int parse_enum_list(const struct arg *a, const char *word, json_object *args,
+			   const struct perr *e)
+{
+	json_object *list = json_object_new_array();
+	char item[CLI_ERRLEN], names[CLI_ERRLEN];
+	size_t n = count_values(a->values);
+	const char *p = word;
+
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		int i;
+
+		if (len == 0 || len >= sizeof(item)) {
+			json_object_put(list);
+			return fail(e, "bad value '%s' for '%s' (expected a comma-separated list of: %s)",
+				    word, a->kw, join(a->values, n, NULL, names, sizeof names));
+		}
+		memcpy(item, p, len);
+		item[len] = '\0';
+		i = match_word(item, a->values, n);
+		if (i < 0) {
+			json_object_put(list);
+			if (i == AMBIGUOUS)
+				return fail(e, "ambiguous value '%s' for '%s' (could be: %s)", item,
+					    a->kw, join(a->values, n, item, names, sizeof names));
+			return fail(e, "bad value '%s' for '%s' (valid: %s)", item, a->kw,
+				    join(a->values, n, NULL, names, sizeof names));
+		}
+		json_object_array_add(list, json_object_new_string(a->values[i]));
+		if (p[len] == '\0')
+			break;
+		p += len + 1;
+	}
+	json_object_object_add(args, a->key, list);
+	return 0;
+}
+
 static int parse_string(const struct arg *a, const char *word, json_object *args,
 			const struct perr *e)
 {
@@ -512,6 +558,8 @@ static int parse_scalar(const struct arg *a, const char *word, json_object *args
 	case V_ENUM:
 	case V_INT_ENUM:
 		return parse_enum(a, word, args, e);
+	case V_ENUM_LIST:
+		return parse_enum_list(a, word, args, e);
 	default:
 		return parse_string(a, word, args, e);
 	}
@@ -526,6 +574,7 @@ static const char *expected(const struct arg *a)
 	case V_IFNAME:	return "an interface name";
 	case V_ENUM:
 	case V_INT_ENUM: return "one of its values";
+	case V_ENUM_LIST: return "a comma-separated list of its values";
 	default:	return "a string";
 	}
 }

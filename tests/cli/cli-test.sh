@@ -423,6 +423,15 @@ check $? "monitor -j: one event per line"
 run -s "$T/main.sock" -j -t 0.5 monitor --reconnect
 [ "$RC" = 0 ] && jq -e '.cmd == "monitor" and .args == {}' "$T/main.rec" >/dev/null
 check $? "monitor --reconnect: the client's own, not sent"
+req_case "monitor events: a list of full names (prefixes expanded)" \
+	'.cmd == "monitor" and .args == {"events": ["session-up", "session-down"]}' \
+	-t 0.5 monitor events session-up,session-do
+err_case "monitor events: an unknown name" 2 \
+	"l2tpv3ctl: monitor: bad value 'session-gone' for 'events' (valid: tunnel-created, tunnel-up, tunnel-down, tunnel-deleted, session-created, session-up, session-down, session-deleted)" \
+	-s "$T/main.sock" monitor events session-up,session-gone
+err_case "monitor events: an empty item" 2 \
+	"l2tpv3ctl: monitor: bad value 'tunnel-up,' for 'events' (expected a comma-separated list of: tunnel-created, tunnel-up, tunnel-down, tunnel-deleted, session-created, session-up, session-down, session-deleted)" \
+	-s "$T/main.sock" monitor events tunnel-up,
 
 "$CTL" -s "$T/main.sock" -j monitor >"$T/mon" 2>"$T/err" &
 mon=$!

@@ -89,9 +89,32 @@ log_test $? "each reset logged at info"
 notfound "no tunnel named 'lac9'" stats reset tunnel name lac9
 log_test $? "stats reset of an unknown tunnel: not-found"
 
+# --- monitor events: only the kinds asked for ---------------------------------
+"$C" -s "$W/a.ctl" -j monitor events session-up,tunnel-deleted >"$W/mon-f.out" 2>&1 &
+MONF=$!
+monitor_connected() { [ "$(ctlj a show daemon | jq .ctl_clients)" -ge 2 ]; }
+wait_until 5 monitor_connected &&
+	ctl a tunnel create peer $B_ADDR name lac3 >/dev/null &&
+	ctl a session create tunnel name lac3 name s3 >/dev/null &&
+	ctl a tunnel delete name lac3 >/dev/null &&
+	wait_until 5 grep -q '"tunnel-deleted"' "$W/mon-f.out"
+rc=$?
+kill -TERM $MONF; wait $MONF
+# created, up, session-created, session-down... were not sent
+[ $rc = 0 ] && jq -se '[.[].event] == ["session-up", "tunnel-deleted"]' "$W/mon-f.out" >/dev/null
+log_test $? "monitor events session-up,tunnel-deleted: only those two of the tunnel's eight events"
+# the daemon checks what it is sent, whatever the client
+out=$(ip netns exec "$NSA" python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(sys.argv[1])
+s.sendall(b"{\"id\": 7, \"cmd\": \"monitor\", \"args\": {\"events\": [\"tunnel-up\", \"tunnel-gone\"]}}\n")
+print(s.makefile().readline(), end="")' "$W/a.ctl")
+jq -e '.status_name == "invalid-argument" and (.error | startswith("unknown event '"'"'tunnel-gone'"'"' in '"'"'events'"'"' (valid: tunnel-created, tunnel-up,"))' <<<"$out" >/dev/null
+log_test $? "a monitor request naming an unknown event is refused, with the valid names"
+
 # --- monitor --reconnect across a restart ------------------------------------
 # clients connected: this one and the monitor
-monitor_connected() { [ "$(ctlj a show daemon | jq .ctl_clients)" -ge 2 ]; }
 "$C" -s "$W/a.ctl" -j monitor --reconnect >"$W/mon.out" 2>"$W/mon.err" &
 MON=$!
 wait_until 5 monitor_connected
