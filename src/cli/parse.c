@@ -459,56 +459,61 @@ static const char *join_or(const char *const *v, size_t n, char *out, size_t len
 	return out;
 }
 
-static int parse_enum(const struct arg *a, const char *word, json_object *args,
-		      const struct perr *e)
+/* Which of a's values word is (a unique prefix will do); -1 with the message. */
+static int enum_match(const struct arg *a, const char *word, const struct perr *e)
 {
 	char list[CLI_ERRLEN];
 	size_t n = count_values(a->values);
 	int i = match_word(word, a->values, n);
 
-	if (i >= 0 && a->type == V_INT_ENUM)
-		json_object_object_add(args, a->key, json_object_new_int(atoi(a->values[i])));
-	else if (i >= 0)
-		json_object_object_add(args, a->key, json_object_new_string(a->values[i]));
-	else if (a->type == V_INT_ENUM)
+	if (i >= 0)
+		return i;
+	if (a->type == V_INT_ENUM)
 		return fail(e, "'%s' must be %s", a->kw, join_or(a->values, n, list, sizeof list));
-	else if (i == AMBIGUOUS)
+	if (i == AMBIGUOUS)
 		return fail(e, "ambiguous value '%s' for '%s' (could be: %s)", word, a->kw,
 			    join(a->values, n, word, list, sizeof list));
+	return fail(e, "bad value '%s' for '%s' (valid: %s)", word, a->kw,
+		    join(a->values, n, NULL, list, sizeof list));
+}
+
+static int parse_enum(const struct arg *a, const char *word, json_object *args,
+		      const struct perr *e)
+{
+	int i = enum_match(a, word, e);
+
+	if (i < 0)
+		return -1;
+	if (a->type == V_INT_ENUM)
+		json_object_object_add(args, a->key, json_object_new_int(atoi(a->values[i])));
 	else
-		return fail(e, "bad value '%s' for '%s' (valid: %s)", word, a->kw,
-			    join(a->values, n, NULL, list, sizeof list));
+		json_object_object_add(args, a->key, json_object_new_string(a->values[i]));
 	return 0;
 }
 
-/* "session-up,session-down": each a value (or a unique prefix of one), once. */
+/* "session-up,session-down": each a value (or a unique prefix of one). */
 static int parse_enum_list(const struct arg *a, const char *word, json_object *args,
 			   const struct perr *e)
 {
 	json_object *list = json_object_new_array();
 	char item[CLI_ERRLEN], names[CLI_ERRLEN];
-	size_t n = count_values(a->values);
 	const char *p = word;
+	int i;
 
 	for (;;) {
 		size_t len = strcspn(p, ",");
-		int i;
 
 		if (len == 0 || len >= sizeof(item)) {
 			json_object_put(list);
 			return fail(e, "bad value '%s' for '%s' (expected a comma-separated list of: %s)",
-				    word, a->kw, join(a->values, n, NULL, names, sizeof names));
+				    word, a->kw, join(a->values, count_values(a->values), NULL,
+						      names, sizeof names));
 		}
 		memcpy(item, p, len);
 		item[len] = '\0';
-		i = match_word(item, a->values, n);
-		if (i < 0) {
+		if ((i = enum_match(a, item, e)) < 0) {
 			json_object_put(list);
-			if (i == AMBIGUOUS)
-				return fail(e, "ambiguous value '%s' for '%s' (could be: %s)", item,
-					    a->kw, join(a->values, n, item, names, sizeof names));
-			return fail(e, "bad value '%s' for '%s' (valid: %s)", item, a->kw,
-				    join(a->values, n, NULL, names, sizeof names));
+			return -1;
 		}
 		json_object_array_add(list, json_object_new_string(a->values[i]));
 		if (p[len] == '\0')
