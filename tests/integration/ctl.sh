@@ -13,6 +13,14 @@ write_conf a $A_ADDR 'peer_default = { accept = false; };'
 start b "$NSB" && start a "$NSA"
 log_test $? "both daemons start"
 
+# a second daemon on A's control socket exits at once and says why; its log
+# is checked like the others' (it_cleanup: no sanitizer report at that exit)
+ip netns exec "$NSA" "$D" -F -f "$W/a.conf" > "$W/a-second.log" 2>&1
+rc=$?
+[ $rc = 1 ] && grep -q "control socket $W/a.ctl is in use: is another l2tpv3d running?" "$W/a-second.log" &&
+	[ "$(ctlj a show daemon | jq .tunnels)" = 0 ]
+log_test $? "a second daemon on the same control socket exits 1 naming it; the first carries on"
+
 T1=$(ctlj a tunnel create peer $B_ADDR name lac1 | jq -r .tunnel_id)
 T2=$(ctlj a tunnel create peer $B_ADDR name lac2 | jq -r .tunnel_id)
 ctl a session create tunnel name lac1 name s1 remote-end-id pw1 >/dev/null &&
