@@ -53,7 +53,6 @@ it_cleanup() {
 }
 SANITIZER_REPORT='ERROR: (AddressSanitizer|LeakSanitizer)|runtime error: '
 
-
 # write_conf NAME ADDR [extra libconfig text appended]
 write_conf() {
 	local name=$1 addr=$2; shift 2
