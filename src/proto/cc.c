@@ -1083,16 +1083,29 @@ static enum l2tp_drop cc_on_scccn(struct l2tp_cc *cc, const struct l2tp_msg *m)
 
 /*
  * The StopCCN recipient's part: theirs acknowledged now (and again for its
- * retransmissions until the hold ends), nothing of ours sent again.  Also
- * taken on crossed StopCCNs: the peer closed the connection too, so ours
- * needs no acknowledgement any more (were its ACK lost, we would retransmit
- * to a peer that may already have let go, for the whole hold, which is
- * already running since ours).
+ * retransmissions until the hold ends), nothing of ours sent again.
  */
 static void cc_ack_their_stopccn(struct l2tp_cc *cc)
 {
 	l2tp_rd_quiesce(&cc->rd);
 	l2tp_rd_ack_now(&cc->rd);
+}
+
+/*
+ * Crossed StopCCNs: the peer closed the connection too, so ours needs no
+ * acknowledgement any more and is not retransmitted (were its ACK lost, we
+ * would retransmit to a peer that may already have let go, for the whole
+ * hold, which is already running since ours).  But theirs is acknowledged
+ * by ours, sent once more if it is still unacknowledged, not by a ZLB: the
+ * peer may never have had ours (lost, or dropped while it was closing too),
+ * and were that ZLB lost it would retransmit for its whole hold to a peer
+ * that is gone.  Our StopCCN acknowledges theirs and tells it we closed
+ * too, in one datagram.
+ */
+static void cc_ack_crossed_stopccn(struct l2tp_cc *cc)
+{
+	l2tp_rd_ack_with_inflight(&cc->rd);
+	l2tp_rd_quiesce(&cc->rd);
 }
 
 /* 3.3.2 / 7.5: acknowledge, hold for the retransmission cycle, release. */
@@ -1259,7 +1272,7 @@ static enum l2tp_drop cc_fsm_stopping(struct l2tp_cc *cc, enum cc_event ev,
 		cc_change_state(cc, L2TP_CC_CLOSED, cc_event_names[ev]);
 		return L2TP_DROP_NONE;
 	case CC_EV_RX_STOPCCN:
-		cc_ack_their_stopccn(cc);	/* crossed StopCCNs */
+		cc_ack_crossed_stopccn(cc);
 		return L2TP_DROP_NONE;
 	case CC_EV_CLOSE:
 		return L2TP_DROP_NONE;

@@ -301,6 +301,18 @@ void l2tp_rd_ack_now(struct l2tp_rd *rd)
 	rd_send_ack(rd);
 }
 
+void l2tp_rd_ack_with_inflight(struct l2tp_rd *rd)
+{
+	struct usl_list *pos;
+
+	if (rd->n_inflight == 0 || rd->dead) {
+		rd_send_ack(rd);
+		return;
+	}
+	usl_list_foreach(pos, &rd->inflight)
+		rd_transmit(rd, usl_list_entry(pos, struct l2tp_rd_buf, link), true);
+}
+
 /*
  * Delayed ACK gives a reply the chance to carry Nr, but never throttles
  * the sender: with two in-order messages unacknowledged, a gap (the peer

@@ -378,9 +378,10 @@ static bool drop_lns_but_stopccn(struct harness *h, const struct h_wire *w, unsi
 
 /*
  * Crossed StopCCNs (both ends close at once, as when both shut down): the
- * LAC gets the LNS's StopCCN, acknowledges it and stops retransmitting its
- * own, which the LNS, closing too, never acknowledges.  It holds (for the
- * retransmissions of theirs) and is closed at the end of the hold.
+ * LAC gets the LNS's StopCCN and acknowledges it with its own, sent once
+ * more and never again; the LNS, closing too, never acknowledges it.  The
+ * LAC holds (for the retransmissions of theirs) and is closed at the end of
+ * the hold.
  */
 START_TEST(test_stopccn_crossed)
 {
@@ -388,6 +389,7 @@ START_TEST(test_stopccn_crossed)
 	bool cut = false;
 	usl_time sent;
 	const struct h_event *ev;
+	const struct h_wire *w;
 
 	h->drop = drop_lns_but_stopccn;
 	h->drop_arg = &cut;
@@ -400,16 +402,68 @@ START_TEST(test_stopccn_crossed)
 	sent = h_now(h);
 	ck_assert(!l2tp_cc_holding(h_cc(h, LAC)));	/* its StopCCN in flight */
 	h_run_for(h, usl_time_s(5));
-	ck_assert_int_eq(h_count(h, LNS, L2TP_MSG_STOPCCN), 1);
-	ck_assert_int_eq(h_count(h, LAC, L2TP_MSG_STOPCCN), 1);	/* not again */
-	ck_assert_int_ge(h_count(h, LAC, L2TP_MSG_ZLB), 1);		/* theirs acknowledged */
+	ck_assert_int_eq(h_count(h, LNS, L2TP_MSG_STOPCCN), 2);
+	ck_assert_int_eq(h_count(h, LAC, L2TP_MSG_STOPCCN), 2);	/* once more, not again */
+	w = h_find(h, LAC, L2TP_MSG_STOPCCN, 1);
+	ck_assert_int_eq(w->t.ns, usl_time_add(sent, h->latency).ns);
+	ck_assert_uint_eq(w->ns, h_find(h, LAC, L2TP_MSG_STOPCCN, 0)->ns);
+	ck_assert_uint_eq(w->nr, (uint16_t)(h_find(h, LNS, L2TP_MSG_STOPCCN, 0)->ns + 1));
 	ck_assert_int_eq(l2tp_cc_state(h_cc(h, LAC)), L2TP_CC_STOPPING);
 	ck_assert(l2tp_cc_holding(h_cc(h, LAC)));
 	h_run_for(h, usl_time_s(30));
 	ev = h_last_cc_event(h, LAC, L2TP_CC_CLOSED);
 	ck_assert_ptr_nonnull(ev);
 	ck_assert_int_eq(ev->t.ns, usl_time_add(sent, usl_time_s(31)).ns);
-	ck_assert_int_eq(h_count(h, LAC, L2TP_MSG_STOPCCN), 1);
+	ck_assert_int_eq(h_count(h, LAC, L2TP_MSG_STOPCCN), 2);
+	h_free(h);
+}
+END_TEST
+
+/* Each end's first StopCCN lost, then every ZLB of the LAC's. */
+struct crossed_loss { bool cut; bool stop_lost[2]; };
+
+static bool drop_first_stopccns_and_lac_zlbs(struct harness *h, const struct h_wire *w,
+					     unsigned nth, void *arg)
+{
+	struct crossed_loss *x = arg;
+
+	if (w->type == L2TP_MSG_STOPCCN && !x->stop_lost[w->from])
+		return x->stop_lost[w->from] = true;
+	return x->cut && w->from == LAC && w->type == L2TP_MSG_ZLB;
+}
+
+/*
+ * Crossed StopCCNs where the peer never had ours: the LNS closes, the LAC
+ * 100 ms later, both StopCCNs are lost, and the LNS's retransmission
+ * reaches the LAC before the LAC's own is due.  The LAC's answer is its
+ * StopCCN (a ZLB alone would be lost here), so the LNS learns at once that
+ * its StopCCN arrived and that the LAC closed too: it lets go one round
+ * trip later, not after retransmitting for its 31 s hold.
+ */
+START_TEST(test_stopccn_crossed_ours_lost)
+{
+	struct harness *h = h_new(9);
+	struct crossed_loss x = { 0 };
+	usl_time lns_sent;
+	const struct h_event *ev;
+
+	h->drop = drop_first_stopccns_and_lac_zlbs;
+	h->drop_arg = &x;
+	h_connect(h, LAC);
+	ck_assert(h_run_until(h, h_cond_both_established, NULL, usl_time_s(5)));
+	h_run_for(h, usl_time_s(1));
+	x.cut = true;
+	l2tp_cc_close(h_cc(h, LNS), L2TP_STOPCCN_SHUTTING_DOWN, 0, NULL);
+	lns_sent = h_now(h);
+	h_run_for(h, usl_time_ms(100));
+	l2tp_cc_close(h_cc(h, LAC), L2TP_STOPCCN_SHUTTING_DOWN, 0, NULL);
+	h_run_for(h, usl_time_s(5));
+	ev = h_last_cc_event(h, LNS, L2TP_CC_CLOSED);
+	ck_assert_ptr_nonnull(ev);
+	ck_assert_int_eq(ev->t.ns, usl_time_add(lns_sent, usl_time_ms(1000 + 2 * 10)).ns);
+	ck_assert_int_eq(h_count(h, LNS, L2TP_MSG_STOPCCN), 2);
+	ck_assert_int_eq(h_count(h, LAC, L2TP_MSG_STOPCCN), 2);
+	ck_assert(l2tp_cc_holding(h_cc(h, LAC)));
 	h_free(h);
 }
 END_TEST
@@ -900,6 +954,7 @@ static Suite *cc_suite(void)
 	tcase_add_loop_test(tc, test_stopccn, 0, 2);
 	tcase_add_test(tc, test_stopccn_unanswered);
 	tcase_add_test(tc, test_stopccn_crossed);
+	tcase_add_test(tc, test_stopccn_crossed_ours_lost);
 	tcase_add_test(tc, test_unknown_mandatory_avp);
 	tcase_add_test(tc, test_sccrq_v2_avps_and_unknown);
 	tcase_add_test(tc, test_sccrq_ver2);
