@@ -12,6 +12,8 @@
 # the daemons' bring-up and of the raw run's creates into DIR, with reports by process
 # and by symbol (doc/benchmarks.md); it needs perf (scripts/deps --kernel).
 # KT_SCALE_PERF_HZ sets its sampling rate (499 Hz: lower it for N = 10,000).
+# KT_SCALE_TIMELINE=DIR writes the bring-up's idle CPU time and the daemons'
+# and the batch CLI's CPU time per 100 ms (tests/kernel/cpu-timeline) to DIR.
 . "$(dirname "$0")/lib.sh"
 kt_setup
 N=${KT_SCALE_N:-1000}
@@ -193,13 +195,21 @@ poll_fast 30 expect_count 2 daemon_count a ctl_clients &&
 rc=$?
 log_test $rc "the batch CLI (input held back) and a monitor of B are connected before the bring-up"
 [ $rc = 0 ] || { kill "$cli_pid" "$mon_pid"; kt_done; exit 1; }
+if [ -n "${KT_SCALE_TIMELINE:-}" ]; then
+	mkdir -p "$KT_SCALE_TIMELINE"
+	"$(dirname "$0")/cpu-timeline" "$KT_SCALE_TIMELINE/up-$(date +%H%M%S).txt" \
+		"$(pid_of a)" "$(pid_of b)" $(pgrep -f 'l2tpv3ctl.*up.fifo') & tl_pid=$!
+	sleep 1	# its start-up, before the window
+fi
 m0=$(cpu_mark)
 stamp_ms t0
+[ -z "${tl_pid:-}" ] || kill -USR1 "$tl_pid"
 printf '%s\n' "${up_lines[@]}" >&"$up_w"
 exec {up_w}>&-
 wait "$cli_pid"
 stamp_ms t_cli
 m1=$(cpu_mark)
+[ -z "${tl_pid:-}" ] || { kill -USR1 "$tl_pid"; wait "$tl_pid"; }
 perf_stop daemons-up
 kill -USR1 "$mon_pid"
 b_ups() { grep -c '"session-up"' "$W/b.mon"; }
