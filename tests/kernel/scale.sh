@@ -197,9 +197,11 @@ log_test $rc "the batch CLI (input held back) and a monitor of B are connected b
 [ $rc = 0 ] || { kill "$cli_pid" "$mon_pid"; kt_done; exit 1; }
 if [ -n "${KT_SCALE_TIMELINE:-}" ]; then
 	mkdir -p "$KT_SCALE_TIMELINE"
+	rm -f "$W/tl.fifo" && mkfifo "$W/tl.fifo"	# (the guest has no /dev/fd for <(...))
 	"$(dirname "$0")/cpu-timeline" "$KT_SCALE_TIMELINE/up-$(date +%H%M%S).txt" \
-		"$(pid_of a)" "$(pid_of b)" $(pgrep -f 'l2tpv3ctl.*up.fifo') & tl_pid=$!
-	sleep 1	# its start-up, before the window
+		"$(pid_of a)" "$(pid_of b)" $(pgrep -f 'l2tpv3ctl.*up.fifo') > "$W/tl.fifo" {up_w}>&- & tl_pid=$!
+	exec {tl_out}< "$W/tl.fifo"
+	read -r -t 30 -u "$tl_out" _	# "ready": its start-up is over before the window
 fi
 m0=$(cpu_mark)
 stamp_ms t0
@@ -209,7 +211,7 @@ exec {up_w}>&-
 wait "$cli_pid"
 stamp_ms t_cli
 m1=$(cpu_mark)
-[ -z "${tl_pid:-}" ] || { kill -USR1 "$tl_pid"; wait "$tl_pid"; }
+[ -z "${tl_pid:-}" ] || { kill -USR1 "$tl_pid"; cat <&"$tl_out"; exec {tl_out}<&-; }
 perf_stop daemons-up
 kill -USR1 "$mon_pid"
 b_ups() { grep -c '"session-up"' "$W/b.mon"; }
