@@ -76,5 +76,7 @@ log_test() {	# log_test RC DESCRIPTION
 		TESTS_OK=$((TESTS_OK + 1)); printf 'TEST: %-60s [ OK ]\n' "$2"
 	else
 		TESTS_FAIL=$((TESTS_FAIL + 1)); printf 'TEST: %-60s [FAIL]\n' "$2"
+		TESTS_FAILED+=("$2")
 	fi
 }
+TESTS_FAILED=()

@@ -40,6 +40,8 @@ it_cleanup() {
 	cleanup_ns "$NSA" "$NSB"
 	if [ "$TESTS_FAIL" != 0 ] || [ -n "${KEEP_LOGS:-}" ]; then
 		for l in "$W"/*.log; do [ -f "$l" ] && { echo "--- $l (last 40 lines)"; tail -40 "$l"; }; done
+		# again after the logs: CI shows a failure's last lines
+		for l in "${TESTS_FAILED[@]}"; do echo "FAILED: $l"; done
 	fi
 	# a sanitizer's report in a daemon's log (ASan/UBSan builds: an error, or
 	# a leak found when a daemon exited) fails the test, whatever it checked

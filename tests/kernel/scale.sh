@@ -210,8 +210,9 @@ printf '%s\n' "${up_lines[@]}" >&"$up_w"
 exec {up_w}>&-
 wait "$cli_pid"
 stamp_ms t_cli
+[ -z "${tl_pid:-}" ] || kill -USR1 "$tl_pid"	# (before cpu_mark's subshell)
 m1=$(cpu_mark)
-[ -z "${tl_pid:-}" ] || { kill -USR1 "$tl_pid"; cat <&"$tl_out"; exec {tl_out}<&-; }
+[ -z "${tl_pid:-}" ] || { cat <&"$tl_out"; exec {tl_out}<&-; }
 perf_stop daemons-up
 kill -USR1 "$mon_pid"
 b_ups() { grep -c '"session-up"' "$W/b.mon"; }
