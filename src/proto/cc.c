@@ -1095,16 +1095,17 @@ static void cc_ack_their_stopccn(struct l2tp_cc *cc)
  * Crossed StopCCNs: the peer closed the connection too, so ours needs no
  * acknowledgement any more and is not retransmitted (were its ACK lost, we
  * would retransmit to a peer that may already have let go, for the whole
- * hold, which is already running since ours).  But theirs is acknowledged
- * by ours, sent once more if it is still unacknowledged, not by a ZLB: the
- * peer may never have had ours (lost, or dropped while it was closing too),
- * and were that ZLB lost it would retransmit for its whole hold to a peer
- * that is gone.  Our StopCCN acknowledges theirs and tells it we closed
- * too, in one datagram.
+ * hold, which is already running since ours).  Theirs gets its ACK (3.3.2),
+ * and ours, if still unacknowledged, goes once more at once: the peer may
+ * never have had it (lost, or dropped while it was closing too), and were
+ * the ACK lost as well it would retransmit for its whole hold to a peer
+ * that is gone.  Our StopCCN, carrying Nr, acknowledges theirs too and
+ * tells the peer we closed: either datagram lets it go.
  */
 static void cc_ack_crossed_stopccn(struct l2tp_cc *cc)
 {
-	l2tp_rd_ack_with_inflight(&cc->rd);
+	l2tp_rd_ack_now(&cc->rd);
+	l2tp_rd_resend_inflight(&cc->rd);
 	l2tp_rd_quiesce(&cc->rd);
 }
 

@@ -301,14 +301,12 @@ void l2tp_rd_ack_now(struct l2tp_rd *rd)
 	rd_send_ack(rd);
 }
 
-void l2tp_rd_ack_with_inflight(struct l2tp_rd *rd)
+void l2tp_rd_resend_inflight(struct l2tp_rd *rd)
 {
 	struct usl_list *pos;
 
-	if (rd->n_inflight == 0 || rd->dead) {
-		rd_send_ack(rd);
+	if (rd->dead)
 		return;
-	}
 	usl_list_foreach(pos, &rd->inflight)
 		rd_transmit(rd, usl_list_entry(pos, struct l2tp_rd_buf, link), true);
 }

@@ -157,12 +157,8 @@ void l2tp_rd_drop_pending(struct l2tp_rd *rd);
 void l2tp_rd_quiesce(struct l2tp_rd *rd);
 /* Sends an acknowledgement now (duplicates, StopCCN received). */
 void l2tp_rd_ack_now(struct l2tp_rd *rd);
-/*
- * Acknowledges by sending once more what is in flight (each message
- * carries Nr), or a ZLB when nothing is: the peer gets our ACK and what it
- * may have missed of ours in the same datagrams.
- */
-void l2tp_rd_ack_with_inflight(struct l2tp_rd *rd);
+/* Sends once more, now, what is in flight (each with the current Nr). */
+void l2tp_rd_resend_inflight(struct l2tp_rd *rd);
 
 /*
  * After a received message was processed: sends the acknowledgement that

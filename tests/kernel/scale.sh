@@ -11,7 +11,8 @@
 # KT_SCALE_PERF=DIR records a system-wide perf profile (perf record -a -g) of
 # the daemons' bring-up and of the raw run's creates into DIR, with reports by process
 # and by symbol (doc/benchmarks.md); it needs perf (scripts/deps --kernel).
-# KT_SCALE_PERF_HZ sets its sampling rate (499 Hz: lower it for N = 10,000).
+# KT_SCALE_PERF_HZ sets its sampling rate (499 Hz: lower it for N = 10,000),
+# KT_SCALE_PERF_CG its call graphs (fp; dwarf walks user space too).
 # KT_SCALE_TIMELINE=DIR writes the bring-up's idle CPU time and the daemons'
 # and the batch CLI's CPU time per 100 ms (tests/kernel/cpu-timeline) to DIR.
 . "$(dirname "$0")/lib.sh"
@@ -63,7 +64,7 @@ perf_start() {
 	rm -f "$W/perf.ctl" "$W/perf.ack" && mkfifo "$W/perf.ctl" "$W/perf.ack"
 	exec {perf_ctl}<>"$W/perf.ctl" {perf_ack}<>"$W/perf.ack"
 	# starts disabled; enabled once it is ready (its start-up takes seconds under emulation)
-	perf record -q -a -g -F "${KT_SCALE_PERF_HZ:-499}" -D -1 --control "fd:$perf_ctl,$perf_ack" \
+	perf record -q -a --call-graph "${KT_SCALE_PERF_CG:-fp}" -F "${KT_SCALE_PERF_HZ:-499}" -D -1 --control "fd:$perf_ctl,$perf_ack" \
 		-o "$KT_SCALE_PERF/$1.data" >/dev/null 2>&1 &
 	echo $! > "$W/perf.pid"
 	echo enable >&"$perf_ctl" && read -r -t 120 -u "$perf_ack" _

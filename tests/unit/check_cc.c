@@ -378,8 +378,9 @@ static bool drop_lns_but_stopccn(struct harness *h, const struct h_wire *w, unsi
 
 /*
  * Crossed StopCCNs (both ends close at once, as when both shut down): the
- * LAC gets the LNS's StopCCN and acknowledges it with its own, sent once
- * more and never again; the LNS, closing too, never acknowledges it.  The
+ * LAC gets the LNS's StopCCN, acknowledges it (a ZLB) and sends its own
+ * once more, at once, and never again; the LNS, closing too, never
+ * acknowledges it.  The
  * LAC holds (for the retransmissions of theirs) and is closed at the end of
  * the hold.
  */
@@ -404,6 +405,8 @@ START_TEST(test_stopccn_crossed)
 	h_run_for(h, usl_time_s(5));
 	ck_assert_int_eq(h_count(h, LNS, L2TP_MSG_STOPCCN), 2);
 	ck_assert_int_eq(h_count(h, LAC, L2TP_MSG_STOPCCN), 2);	/* once more, not again */
+	ck_assert_int_ge(h_count(h, LAC, L2TP_MSG_ZLB), 1);		/* theirs acknowledged */
+	ck_assert_int_eq(h_find(h, LAC, L2TP_MSG_ZLB, 0)->t.ns, usl_time_add(sent, h->latency).ns);
 	w = h_find(h, LAC, L2TP_MSG_STOPCCN, 1);
 	ck_assert_int_eq(w->t.ns, usl_time_add(sent, h->latency).ns);
 	ck_assert_uint_eq(w->ns, h_find(h, LAC, L2TP_MSG_STOPCCN, 0)->ns);
@@ -435,10 +438,10 @@ static bool drop_first_stopccns_and_lac_zlbs(struct harness *h, const struct h_w
 /*
  * Crossed StopCCNs where the peer never had ours: the LNS closes, the LAC
  * 100 ms later, both StopCCNs are lost, and the LNS's retransmission
- * reaches the LAC before the LAC's own is due.  The LAC's answer is its
- * StopCCN (a ZLB alone would be lost here), so the LNS learns at once that
- * its StopCCN arrived and that the LAC closed too: it lets go one round
- * trip later, not after retransmitting for its 31 s hold.
+ * reaches the LAC before the LAC's own is due.  The LAC's answer includes
+ * its StopCCN (its ZLB is lost here), so the LNS learns at once that its
+ * StopCCN arrived and that the LAC closed too: it lets go one round trip
+ * later, not after retransmitting for its 31 s hold.
  */
 START_TEST(test_stopccn_crossed_ours_lost)
 {
