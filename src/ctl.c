@@ -55,6 +55,7 @@ struct ctl_conn {
 	bool closing;			/* flush the output, then close */
 	bool dropped;			/* discard the output; freed by the timer */
 	bool paused;			/* input not read until the output drains */
+	bool req_quiet;			/* the request being dispatched asked for no data */
 	uint64_t drained;		/* output bytes the socket took (the client read them) */
 	uint64_t drained_mark;		/* drained when the stall timer was armed */
 	struct usl_timer timer;		/* stall check, or the deferred free of a drop */
@@ -65,6 +66,7 @@ struct ctl_req {
 	struct usl_list conn_link;	/* on the connection's list */
 	struct ctl_conn *conn;		/* NULL once the client is gone */
 	int64_t id;
+	bool quiet;			/* a success is answered without data */
 };
 
 static int ctl_fd = -1;
@@ -132,13 +134,25 @@ static json_object *reply_json(int64_t id, enum ctl_status st, const char *err, 
 	return o;
 }
 
+/* A quiet request's success is its status alone; a failure keeps its data (the reason). */
+static void conn_reply_ex(struct ctl_conn *c, int64_t id, bool quiet, enum ctl_status st,
+			  const char *err, json_object *data)
+{
+	json_object *o;
+
+	if (quiet && st == CTL_OK && data != NULL) {
+		json_object_put(data);
+		data = NULL;
+	}
+	o = reply_json(id, st, err, data);
+	conn_write_json(c, o);
+	json_object_put(o);
+}
+
 static void conn_reply(struct ctl_conn *c, int64_t id, enum ctl_status st, const char *err,
 		       json_object *data)
 {
-	json_object *o = reply_json(id, st, err, data);
-
-	conn_write_json(c, o);
-	json_object_put(o);
+	conn_reply_ex(c, id, c->req_quiet, st, err, data);
 }
 
 static struct ctl_req *req_park(struct ctl_conn *c, int64_t id)
@@ -149,6 +163,7 @@ static struct ctl_req *req_park(struct ctl_conn *c, int64_t id)
 		return NULL;
 	r->conn = c;
 	r->id = id;
+	r->quiet = c->req_quiet;
 	usl_list_init(&r->obj_link);
 	usl_list_add_tail(&c->reqs, &r->conn_link);
 	return r;
@@ -158,7 +173,7 @@ static void ctl_req_reply(struct ctl_req *r, enum ctl_status st, const char *err
 			  json_object *data)
 {
 	if (r->conn != NULL) {
-		conn_reply(r->conn, r->id, st, err, data);
+		conn_reply_ex(r->conn, r->id, r->quiet, st, err, data);
 		usl_list_del(&r->conn_link);
 	} else if (data != NULL) {
 		json_object_put(data);
@@ -238,16 +253,17 @@ static void ctl_reply_waiters(const struct l2tpd_event *ev)
 	struct usl_list *pos, *tmp;
 
 	usl_list_foreach_safe(pos, tmp, ev->waiters) {
+		struct ctl_req *r = ctl_req_from_link(pos);
 		json_object *data = NULL;
 
 		usl_list_del(pos);
-		if (ev->st == CTL_OK)
+		if (ev->st == CTL_OK && r->conn != NULL && !r->quiet)
 			data = ev->s ? session_json(ev->s, false) : tunnel_json(ev->t, false);
 		else if (ev->why != NULL) {
 			data = json_object_new_object();
 			json_object_object_add(data, "result", result_json(ev->why, ev->s == NULL));
 		}
-		ctl_req_reply(ctl_req_from_link(pos), ev->st, ev->err, data);
+		ctl_req_reply(r, ev->st, ev->err, data);
 	}
 }
 
@@ -915,7 +931,7 @@ static const struct {
 static void conn_dispatch(struct ctl_conn *c, const char *line, size_t len)
 {
 	json_tokener *tok = json_tokener_new();
-	json_object *req = json_tokener_parse_ex(tok, line, (int)len), *v, *args = NULL;
+	json_object *req = json_tokener_parse_ex(tok, line, (int)len), *v, *args = NULL, *quiet = NULL;
 	const char *cmd = NULL;
 	int64_t id = 0;
 
@@ -934,9 +950,16 @@ static void conn_dispatch(struct ctl_conn *c, const char *line, size_t len)
 		conn_reply(c, id, CTL_E_INVALID, "missing 'cmd'", NULL);
 		goto out;
 	}
+	if (json_object_object_get_ex(req, "quiet", &quiet) &&
+	    !json_object_is_type(quiet, json_type_boolean)) {
+		conn_reply(c, id, CTL_E_INVALID, "'quiet' must be true or false", NULL);
+		goto out;
+	}
 	for (size_t i = 0; i < sizeof(handlers) / sizeof(handlers[0]); i++) {
 		if (strcmp(handlers[i].cmd, cmd) == 0) {
+			c->req_quiet = quiet != NULL && json_object_get_boolean(quiet);
 			handlers[i].fn(c, id, args);
+			c->req_quiet = false;
 			goto out;
 		}
 	}

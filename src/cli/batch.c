@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "ctl_proto.h"
 
 #define STDOUT_BUFFER	65536
 
@@ -37,6 +38,8 @@ struct batch {
 	double timeout;			/* seconds without a reply; 0: none */
 	double last_progress;
 	int rc;				/* worst exit status so far */
+	bool quiet;			/* -q: only failures, then the counts */
+	unsigned long commands, failed;	/* replies and unparsed lines */
 };
 
 /* EXIT_USAGE > EXIT_FAIL > 0: a parse error outranks a refused command. */
@@ -79,6 +82,8 @@ static void slot_put(struct batch *b, struct slot *s)
 
 static void batch_error(struct batch *b, const char *msg)
 {
+	b->commands++;
+	b->failed++;
 	cli_warnx("line %lu: %s", b->lineno, msg);
 	b->out->batch_error(b->lineno, msg);
 	note(b, EXIT_USAGE);
@@ -151,7 +156,11 @@ static void batch_reply(struct batch *b, const struct reply *r)
 		note(b, EXIT_FAIL);
 		return;
 	}
-	b->out->batch_reply(s->line, &s->req, r);
+	b->commands++;
+	if (r->status != CTL_OK)
+		b->failed++;
+	if (!b->quiet || r->status != CTL_OK)
+		b->out->batch_reply(s->line, &s->req, r);
 	note(b, exit_status(r->status));
 	slot_put(b, s);
 }
@@ -269,16 +278,17 @@ static void batch_free(struct batch *b)
 }
 
 /*
- * Runs the commands read from in_fd over c; returns the exit status: 2 if
+ * Runs the commands read from in_fd over c (quiet: printing failures only,
+ * then the counts); returns the exit status: 2 if
  * a line did not parse (or was refused as invalid), else 1 if a command
  * failed or the daemon went away, else 0.
  */
 int batch_run(struct conn *c, int in_fd, const struct output *out,
-	      unsigned window, double timeout)
+	      unsigned window, double timeout, bool quiet)
 {
 	struct batch b = {
 		.c = c, .out = out, .in_fd = in_fd, .window = window,
-		.n_free = window, .timeout = timeout,
+		.n_free = window, .timeout = timeout, .quiet = quiet,
 	};
 
 	/* one write per wakeup, not one per reply; flushed before each wait */
@@ -299,6 +309,8 @@ int batch_run(struct conn *c, int in_fd, const struct output *out,
 			break;
 		}
 	}
+	if (quiet)
+		out->batch_summary(b.commands, b.failed);
 	fflush(stdout);
 	batch_free(&b);
 	return b.rc;

@@ -71,6 +71,7 @@ struct conn {
 	int fd;
 	bool eof;			/* nothing more will come in */
 	int err;			/* why: 0 the daemon closed, else an errno */
+	bool quiet;			/* requests ask for their status alone on success */
 	struct buf in, out;
 };
 
@@ -85,6 +86,8 @@ struct output {
 	void (*batch_reply)(unsigned long line, const struct request *, const struct reply *);
 	/* Batch: a line that did not parse (already reported on stderr). */
 	void (*batch_error)(unsigned long line, const char *msg);
+	/* Batch, -q: the counts at the end (successes print nothing). */
+	void (*batch_summary)(unsigned long commands, unsigned long failed);
 	/* Monitor: one event object. */
 	void (*event)(json_object *ev);
 	/* Monitor: subscribed again after the daemon went away (events may be missed). */
@@ -131,6 +134,6 @@ extern const struct output output_json;
 
 /* batch.c */
 int	batch_run(struct conn *c, int in_fd, const struct output *out,
-		  unsigned window, double timeout);
+		  unsigned window, double timeout, bool quiet);
 
 #endif

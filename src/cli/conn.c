@@ -149,7 +149,7 @@ void conn_close(struct conn *c)
 }
 
 /*
- * Queues {"id":N,"cmd":"...","args":{...}}.  No length check against
+ * Queues {"id":N,"cmd":"...","args":{...}} (and "quiet":true).  No length check against
  * CTL_MAX_LINE: parse.c bounds every value, so a request stays far below.
  */
 void conn_send(struct conn *c, const struct request *req, int64_t id)
@@ -161,6 +161,8 @@ void conn_send(struct conn *c, const struct request *req, int64_t id)
 	json_object_object_add(o, "id", json_object_new_int64(id));
 	json_object_object_add(o, "cmd", json_object_new_string(req->cmd));
 	json_object_object_add(o, "args", json_object_get(req->args));
+	if (c->quiet)
+		json_object_object_add(o, "quiet", json_object_new_boolean(1));
 	s = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN |
 					      JSON_C_TO_STRING_NOSLASHESCAPE, &len);
 	buf_append(&c->out, s, len);

@@ -45,18 +45,21 @@ struct opts {
 	const char *socket;
 	const char *batch;		/* -b: FILE or "-" */
 	bool json;
+	bool quiet;			/* -q: nothing printed for a success */
 	bool timeout_set;		/* monitor has no timeout unless asked */
 	double timeout;			/* seconds; 0: wait forever */
 	unsigned window;
 };
 
 static const char usage_text[] =
-"usage: l2tpv3ctl [-s SOCKET] [-j] [-t TIMEOUT] [-b FILE|-] [-w WINDOW] COMMAND ...\n"
+"usage: l2tpv3ctl [-s SOCKET] [-j] [-q] [-t TIMEOUT] [-b FILE|-] [-w WINDOW] COMMAND ...\n"
 "\n"
 "  -s SOCKET   control socket (default: $L2TPV3CTL_SOCKET, else\n"
 "              " CTL_DEFAULT_SOCKET ")\n"
 "  -j          JSON output: the reply's data; with -b, one object per reply\n"
 "              line {\"line\",\"status\",\"status_name\",\"error\",\"data\"}\n"
+"  -q          quiet: nothing printed for a command that succeeds (the daemon\n"
+"              answers with the status alone); with -b, the counts at the end\n"
 "  -t TIMEOUT  seconds to wait for a reply (default 30, 0: forever);\n"
 "              monitor: stop after TIMEOUT seconds (default: never)\n"
 "  -b FILE     run the commands in FILE (- for stdin), one per line,\n"
@@ -196,6 +199,7 @@ static void bad_option(int ch, int optopt_ch, const char *word)
 static const struct option long_opts[] = {
 	{ "socket", required_argument, NULL, 's' },
 	{ "json", no_argument, NULL, 'j' },
+	{ "quiet", no_argument, NULL, 'q' },
 	{ "timeout", required_argument, NULL, 't' },
 	{ "batch", required_argument, NULL, 'b' },
 	{ "window", required_argument, NULL, 'w' },
@@ -219,10 +223,11 @@ static int parse_opts(int argc, char *argv[], struct opts *o)
 		.window = DEFAULT_WINDOW,
 	};
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, "+:s:jt:b:w:hV", long_opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "+:s:jqt:b:w:hV", long_opts, NULL)) != -1) {
 		switch (ch) {
 		case 's': o->socket = optarg; break;
 		case 'j': o->json = true; break;
+		case 'q': o->quiet = true; break;
 		case 't': o->timeout = parse_seconds(optarg); o->timeout_set = true; break;
 		case 'b': o->batch = optarg; break;
 		case 'w': o->window = parse_window(optarg); break;
@@ -236,8 +241,10 @@ static int parse_opts(int argc, char *argv[], struct opts *o)
 
 static int connect_daemon(struct conn *c, const struct opts *o)
 {
-	if (conn_open(c, o->socket, o->timeout) == 0)
+	if (conn_open(c, o->socket, o->timeout) == 0) {
+		c->quiet = o->quiet;
 		return 0;
+	}
 	if (errno == EAGAIN)
 		cli_warnx("cannot reach l2tpv3d at %s: it did not accept the connection "
 			  "within %gs", o->socket, o->timeout);
@@ -290,7 +297,8 @@ static int run_single(const struct opts *o, const struct output *out,
 		conn_close(&c);
 		return EXIT_FAIL;
 	}
-	out->result(req, &r);
+	if (!o->quiet || r.status != CTL_OK)
+		out->result(req, &r);
 	rc = exit_status(r.status);
 	json_object_put(r.root);
 	conn_close(&c);
@@ -451,7 +459,8 @@ static int run_batch(const struct opts *o, const struct output *out)
 		return EXIT_FAIL;
 	}
 	if (connect_daemon(&c, o) == 0) {
-		rc = batch_run(&c, fd, out, o->window, o->timeout_set ? o->timeout : CREATE_TIMEOUT);
+		rc = batch_run(&c, fd, out, o->window, o->timeout_set ? o->timeout : CREATE_TIMEOUT,
+			       o->quiet);
 		conn_close(&c);
 	}
 	if (fd != STDIN_FILENO)

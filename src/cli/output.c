@@ -431,6 +431,11 @@ static void text_batch_error(unsigned long line, const char *msg)
 	(void)msg;
 }
 
+static void text_batch_summary(unsigned long commands, unsigned long failed)
+{
+	printf("%lu commands: %lu succeeded, %lu failed\n", commands, commands - failed, failed);
+}
+
 /* ISO 8601 local time with milliseconds: events come in bursts. */
 static void fmt_time(double t, char *out, size_t len)
 {
@@ -484,6 +489,7 @@ const struct output output_text = {
 	.result = text_result,
 	.batch_reply = text_batch_reply,
 	.batch_error = text_batch_error,
+	.batch_summary = text_batch_summary,
 	.event = text_event,
 	.reconnected = text_reconnected,
 };

@@ -59,6 +59,12 @@ static void json_batch_error(unsigned long line, const char *msg)
 	json_object_put(o);
 }
 
+static void json_batch_summary(unsigned long commands, unsigned long failed)
+{
+	printf("{\"summary\":{\"commands\":%lu,\"succeeded\":%lu,\"failed\":%lu}}\n",
+	       commands, commands - failed, failed);
+}
+
 static void json_event(json_object *ev)
 {
 	print_json(ev, JSON_C_TO_STRING_PLAIN);
@@ -79,6 +85,7 @@ const struct output output_json = {
 	.result = json_result,
 	.batch_reply = json_batch_reply,
 	.batch_error = json_batch_error,
+	.batch_summary = json_batch_summary,
 	.event = json_event,
 	.reconnected = json_reconnected,
 };

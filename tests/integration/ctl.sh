@@ -121,6 +121,43 @@ print(s.makefile().readline(), end="")' "$W/a.ctl")
 jq -e '.status_name == "invalid-argument" and (.error | startswith("unknown event '"'"'tunnel-gone'"'"' in '"'"'events'"'"' (valid: tunnel-created, tunnel-up,"))' <<<"$out" >/dev/null
 log_test $? "a monitor request naming an unknown event is refused, with the valid names"
 
+# --- -q: a success is its status alone; failures and the counts are printed ---
+raw_reply() {	# raw_reply JSON: the daemon's reply line to one raw request
+	ip netns exec "$NSA" python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(sys.argv[1])
+s.sendall(sys.argv[2].encode() + b"\n")
+print(s.makefile().readline(), end="")' "$W/a.ctl" "$1"
+}
+out=$(raw_reply '{"id": 3, "cmd": "tunnel create", "args": {"peer": "'$B_ADDR'", "name": "q0"}, "quiet": true}')
+jq -e '.id == 3 and .status == 0 and (has("data") | not)' <<<"$out" >/dev/null &&
+	[ "$(ctlj a tunnel show name q0 | jq -r .state)" = established ]
+log_test $? "a quiet tunnel create is answered with its status alone, the tunnel made ($out)"
+out=$(raw_reply '{"id": 4, "cmd": "tunnel show", "args": {"name": "nosuch"}, "quiet": true}')
+jq -e '.status_name == "not-found" and (.error | startswith("no tunnel named"))' <<<"$out" >/dev/null
+log_test $? "a quiet request that fails still says why"
+out=$(raw_reply '{"id": 5, "cmd": "tunnel list", "quiet": "yes"}')
+jq -e '.status_name == "invalid-argument" and .error == "'"'"'quiet'"'"' must be true or false"' <<<"$out" >/dev/null
+log_test $? "'quiet' that is not a boolean: invalid-argument"
+printf '%s\n' "tunnel create peer $B_ADDR name q1" "session create tunnel name q1 name qs1" \
+	"tunnel frobnicate" "session create tunnel name nosuch" "tunnel create peer $B_ADDR name q2" > "$W/q.batch"
+out=$(ctl a -q -b "$W/q.batch" 2>"$W/q.err"); rc=$?
+[ $rc = 2 ] && [ "$(tail -1 <<<"$out")" = "5 commands: 3 succeeded, 2 failed" ] &&
+	[ "$(wc -l <<<"$out")" = 2 ] && grep -q "^4: not-found: no tunnel named 'nosuch'" <<<"$out" &&
+	grep -q "line 3:" "$W/q.err" &&
+	[ "$(ctlj a session show name qs1 | jq -r .state)" = established ] &&
+	[ "$(ctlj a tunnel show name q2 | jq -r .state)" = established ]
+log_test $? "-q -b: successes print nothing, the failure and the counts do, exit 2 for the bad line ($rc)"
+printf '%s\n' "tunnel delete name q1" "tunnel delete name q2" "tunnel delete name q0" > "$W/q2.batch"
+out=$(ctl a -j -q -b "$W/q2.batch"); rc=$?
+[ $rc = 0 ] && jq -e '.summary == {"commands": 3, "succeeded": 3, "failed": 0}' <<<"$out" >/dev/null &&
+	[ "$(ctlj a tunnel list | jq '[.tunnels[] | select(.name | startswith("q"))] | length')" = 0 ]
+log_test $? "-j -q -b: one summary object, nothing else ($out)"
+out=$(ctl a -q tunnel create peer $B_ADDR name q3); rc=$?
+[ $rc = 0 ] && [ -z "$out" ] && ctl a -q tunnel delete name q3 && ! ctl a -q tunnel show name q3 2>/dev/null
+log_test $? "-q on one command: no output on success, exit status as usual"
+
 # --- monitor --reconnect across a restart ------------------------------------
 # clients connected: this one and the monitor
 "$C" -s "$W/a.ctl" -j monitor --reconnect >"$W/mon.out" 2>"$W/mon.err" &

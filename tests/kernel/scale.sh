@@ -185,8 +185,10 @@ while True:
         break
     os.write(out, b)
 ' "$W/b.ctl" "$W/b.mon" & mon_pid=$!
-# (bash's time keyword: the CLI's own CPU time, written when it ends)
-{ TIMEFORMAT='%U %S'; time ctl a -j -w 256 -b "$W/up.fifo" > "$W/up.out"; } 2> "$W/up.cpu" & cli_pid=$!
+# (bash's time keyword: the CLI's own CPU time, written when it ends.  -q:
+# the creates are answered with their status alone, as a provisioning
+# script would ask; the objects are counted in the kernel and the daemons.)
+{ TIMEFORMAT='%U %S'; time ctl a -j -q -w 256 -b "$W/up.fifo" > "$W/up.out"; } 2> "$W/up.cpu" & cli_pid=$!
 # read-write: opens at once; the CLI sees EOF when it is closed (so no process
 # started from here on may inherit it: the probes below end before that)
 exec {up_w}<>"$W/up.fifo"
@@ -224,7 +226,7 @@ kill "$mon_pid"; wait "$mon_pid" 2>/dev/null
 [[ $b_last =~ ^[0-9]+$ ]] || b_last=0
 t_up=$(( b_last > t_cli ? b_last : t_cli ))
 echo "RESULT: bring-up ends: A's last answer at +$((t_cli - t0)) ms, B's last session up at +$((b_last - t0)) ms; the batch CLI used $(awk '{ printf "%.1f", $1 + $2 }' "$W/up.cpu") CPU-s"
-ok=$(jq -s '[.[] | select(.status == 0)] | length' "$W/up.out")
+ok=$(jq -r 'select(.summary) | .summary | select(.failed == 0) | .succeeded' "$W/up.out")
 [ "$ok" = $((2 * N)) ]
 log_test $? "$N tunnel + $N session creates through one batch: $ok of $((2 * N)) succeed"
 expect_count "$N" k_tunnels "$NSA" && expect_count "$N" k_tunnels "$NSB" &&
