@@ -278,6 +278,12 @@ END_TEST
 /* ------------------------------------------------------------------ */
 /* StopCCN */
 
+/* Both ends established and settled, then the test's drop rule in force. */
+static void establish(struct harness *h, h_drop_fn drop, void *arg)
+{
+	establish(h, drop, arg);
+}
+
 static bool drop_first_zlb_after_stop(struct harness *h, const struct h_wire *w, unsigned nth,
 				      void *arg)
 {
@@ -299,11 +305,7 @@ START_TEST(test_stopccn)
 	struct l2tp_msg m;
 	usl_time sent, arrived;
 
-	h->drop = drop_first_zlb_after_stop;
-	h->drop_arg = &left;
-	h_connect(h, LAC);
-	ck_assert(h_run_until(h, h_cond_both_established, NULL, usl_time_s(5)));
-	h_run_for(h, usl_time_s(1));
+	establish(h, drop_first_zlb_after_stop, &left);
 	l2tp_cc_close(h_cc(h, closer), L2TP_STOPCCN_SHUTTING_DOWN, 0, "maintenance");
 	sent = h_now(h);
 	arrived = usl_time_add(sent, h->latency);
@@ -348,12 +350,8 @@ START_TEST(test_stopccn_unanswered)
 	usl_time sent;
 	const struct h_event *ev;
 
-	h->drop = drop_from_lns;
-	h->drop_arg = &cut;
 	h->end[LAC].free_on_close = true;	/* the daemon frees it in the event */
-	h_connect(h, LAC);
-	ck_assert(h_run_until(h, h_cond_both_established, NULL, usl_time_s(5)));
-	h_run_for(h, usl_time_s(1));
+	establish(h, drop_from_lns, &cut);
 	cut = true;
 	l2tp_cc_close(h_cc(h, LAC), L2TP_STOPCCN_NORMAL, 0, NULL);
 	sent = h_now(h);
@@ -392,11 +390,7 @@ START_TEST(test_stopccn_crossed)
 	const struct h_event *ev;
 	const struct h_wire *w;
 
-	h->drop = drop_lns_but_stopccn;
-	h->drop_arg = &cut;
-	h_connect(h, LAC);
-	ck_assert(h_run_until(h, h_cond_both_established, NULL, usl_time_s(5)));
-	h_run_for(h, usl_time_s(1));
+	establish(h, drop_lns_but_stopccn, &cut);
 	cut = true;
 	l2tp_cc_close(h_cc(h, LAC), L2TP_STOPCCN_SHUTTING_DOWN, 0, NULL);
 	l2tp_cc_close(h_cc(h, LNS), L2TP_STOPCCN_SHUTTING_DOWN, 0, NULL);
@@ -450,11 +444,7 @@ START_TEST(test_stopccn_crossed_ours_lost)
 	usl_time lns_sent;
 	const struct h_event *ev;
 
-	h->drop = drop_first_stopccns_and_lac_zlbs;
-	h->drop_arg = &x;
-	h_connect(h, LAC);
-	ck_assert(h_run_until(h, h_cond_both_established, NULL, usl_time_s(5)));
-	h_run_for(h, usl_time_s(1));
+	establish(h, drop_first_stopccns_and_lac_zlbs, &x);
 	x.cut = true;
 	l2tp_cc_close(h_cc(h, LNS), L2TP_STOPCCN_SHUTTING_DOWN, 0, NULL);
 	lns_sent = h_now(h);
