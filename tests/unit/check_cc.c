@@ -278,10 +278,14 @@ END_TEST
 /* ------------------------------------------------------------------ */
 /* StopCCN */
 
-/* Both ends established and settled, then the test's drop rule in force. */
+/* Both ends established and settled, under the test's drop rule (armed by its own flag). */
 static void establish(struct harness *h, h_drop_fn drop, void *arg)
 {
-	establish(h, drop, arg);
+	h->drop = drop;
+	h->drop_arg = arg;
+	h_connect(h, LAC);
+	ck_assert(h_run_until(h, h_cond_both_established, NULL, usl_time_s(5)));
+	h_run_for(h, usl_time_s(1));
 }
 
 static bool drop_first_zlb_after_stop(struct harness *h, const struct h_wire *w, unsigned nth,
