@@ -86,14 +86,49 @@ void log_set_sink(void (*sink)(enum log_level lvl, const char *msg, void *arg), 
 	log_state.sink_arg = arg;
 }
 
+/* Appends a and b at line + len (the buffer has room: both are short names). */
+static size_t log_put(char *line, size_t len, const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+
+	memcpy(line + len, a, la);
+	memcpy(line + len + la, b, lb);
+	return len + la + lb;
+}
+
+/*
+ * The whole line, prefix and newline included, in one write(2): not
+ * fprintf() on the unbuffered stderr, which formats it a second time
+ * through a temporary buffer.  A line is one write, so lines from several
+ * processes sharing the stream never interleave.
+ */
+static void log_write_stderr(enum log_level lvl, const char *msg)
+{
+	char line[LOG_MSG_MAX + 64];
+	size_t len = 0, mlen = strlen(msg);
+	ssize_t n;
+
+	if (log_state.journal)
+		line[len++] = '<', line[len++] = (char)('0' + level_prio[lvl]), line[len++] = '>';
+	else
+		len = log_put(line, len, log_state.ident, ": ");
+	len = log_put(line, len, level_names[lvl], ": ");
+	if (mlen > sizeof(line) - len - 1)
+		mlen = sizeof(line) - len - 1;
+	memcpy(line + len, msg, mlen);
+	len += mlen;
+	line[len++] = '\n';
+	do
+		n = write(STDERR_FILENO, line, len);
+	while (n < 0 && errno == EINTR);
+}
+
 static void log_emit(enum log_level lvl, const char *msg)
 {
 	if (log_state.sink)
 		log_state.sink(lvl, msg, log_state.sink_arg);
-	else if (log_state.journal)
-		fprintf(stderr, "<%d>%s: %s\n", level_prio[lvl], level_names[lvl], msg);
 	else if (log_state.to_stderr)
-		fprintf(stderr, "%s: %s: %s\n", log_state.ident, level_names[lvl], msg);
+		log_write_stderr(lvl, msg);
 	else
 		syslog(level_prio[lvl], "%s", msg);
 }
