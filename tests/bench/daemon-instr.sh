@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# tests/bench/daemon-instr.sh [N] - what the daemons' own code costs per
+# pseudowire, in instructions (valgrind's callgrind), which no noise on a
+# shared machine changes from one run to the next: N tunnels with a session
+# each, brought up through one `l2tpv3ctl -q -b` between two daemons in
+# namespaces (null data plane), both daemons under callgrind, counted from
+# the first request to the last answer.  Prints, per daemon, instructions
+# per pseudowire and the ten functions that cost the most (inclusive).
+# Under emulation (the kernel tests' guest) user-space instructions are what
+# the daemons spend outside the kernel; this is the figure to compare
+# before and after a change to that code.  A benchmark: it fails only if
+# the bring-up does.
+#   sudo tests/bench/daemon-instr.sh 500
+set -u
+N=${1:-500}
+. "$(dirname "$0")/../integration/lib.sh"
+command -v valgrind >/dev/null && command -v callgrind_control >/dev/null || skip "needs valgrind"
+it_setup
+for d in a b; do
+	addr=$A_ADDR; [ $d = b ] && addr=$B_ADDR
+	write_conf $d $addr 'peer_default = { accept = true; };'
+	sed -i "s/log_level = \"debug\";/log_level = \"info\"; max_half_open = $((N + 100));/" "$W/$d.conf"
+done
+# start_cg NAME NS: the daemon under callgrind (start-up is not counted: -z below)
+start_cg() {
+	ip netns exec "$2" valgrind -q --tool=callgrind --callgrind-out-file="$W/cg.$1" \
+		"$D" -F -f "$W/$1.conf" >>"$W/$1.log" 2>&1 &
+	echo $! > "$W/$1.pid"
+	wait_until 60 "$C" -s "$W/$1.ctl" show daemon || { echo "$1 did not start"; tail "$W/$1.log"; exit 1; }
+}
+start_cg b "$NSB" && start_cg a "$NSA"
+for i in $(seq 1 "$N"); do
+	echo "tunnel create peer $B_ADDR name t$i"
+	echo "session create tunnel name t$i name s$i"
+done > "$W/up.batch"
+# one throw-away pseudowire first: one-time costs (the crypto library's
+# first use) are not the per-pseudowire cost
+ctl a -q tunnel create peer $B_ADDR name warm-up && ctl a -q session create tunnel name warm-up name warm-up ||
+	{ echo "FAIL: warm-up"; exit 1; }
+wait_until 30 expect_count 1 count_sessions b established || { echo "FAIL: warm-up on B"; exit 1; }
+# sessions_up NAME: its established sessions, from `show daemon` (a few
+# hundred instructions: B is measured while this polls it)
+sessions_up() { [[ $(ctl "$1" -j show daemon) =~ \"sessions_established\":\ *([0-9]+) ]] && echo "${BASH_REMATCH[1]}"; }
+cg() { callgrind_control "$@" >/dev/null 2>&1; }
+cg -z "$(pid_of a)" && cg -z "$(pid_of b)" || { echo "FAIL: callgrind_control"; exit 1; }
+ctl a -j -q -w 256 -b "$W/up.batch" > "$W/up.out" || { echo "FAIL: bring-up"; exit 1; }
+cg -d "$(pid_of a)"
+wait_until 60 expect_count $((N + 1)) sessions_up b || { echo "FAIL: B has not all up"; exit 1; }
+cg -d "$(pid_of b)"
+for d in a b; do
+	f=$(ls -t "$W/cg.$d".* 2>/dev/null | head -1)
+	[ -n "$f" ] || { echo "FAIL: no callgrind dump for $d"; exit 1; }
+	total=$(callgrind_annotate --threshold=100 --auto=no "$f" | sed -n 's/^ *\([0-9,]*\) .*PROGRAM TOTALS.*/\1/p' | tr -d ,)
+	echo "RESULT: daemon $d: $((total / N)) instructions per pseudowire ($total for $N)"
+	# (callgrind names some functions twice, by a relative and an absolute path)
+	callgrind_annotate --inclusive=yes --threshold=100 --auto=no "$f" |
+		sed -nE 's|^( *[0-9,]+ +\( *[0-9.]+%\)) +[^ ]*\.\./((src\|usl)/[^ ]*).*|\1 \2|p' |
+		grep -vE 'main\.c:main|loop\.c:usl_loop_run|loop\.c:fd_cb' | awk '!seen[$3]++' | head -10 | sed 's/^/    /'
+done
+it_done
