@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # tests/cli/cli-test.sh - l2tpv3ctl against a fake daemon.
 #
 #   l2tpv3ctl ──── UNIX socket $T/NAME.sock ────> fake-ctl.py (canned replies)
@@ -118,6 +118,7 @@ start_fake main
 start_fake cfg --config-id
 start_fake ooo --hold 8
 start_fake win --hold 100000
+start_fake compact --compact
 
 ###########################################################################
 # Arguments: exit 2, one message naming the problem, nothing sent.
@@ -510,6 +511,16 @@ check $? "batch -j: 200 lines, replies out of order, matched by id"
 jq -se 'length == 199 and ([.[].id] | unique | length == 199)' "$T/ooo.rec" >/dev/null &&
 	grep -qF "line 50: tunnel create: missing argument 'peer'" "$T/err"
 check $? "batch: one request per good line, ids unique"
+
+# The daemon's own encoding (no spaces, "quiet" honoured): a reply that is
+# its status alone is read without json-c; one with more goes through it.
+printf '%s\n' 'tunnel create peer 192.0.2.2 name c1' 'tunnel delete 405' 'tunnel delete 404' \
+	'tunnel create peer 192.0.2.99' 'tunnel create peer 192.0.2.2 name c2' >"$T/in"
+run -s "$T/compact.sock" -q -b - <"$T/in"
+[ "$RC" = 1 ] && [ "$(wc -l <"$T/out")" = 4 ] && grep -qx '2: not-found: -' "$T/out" &&
+	grep -qx '3: not-found: no tunnel 404' "$T/out" && grep -q '^4: peer-refused: ' "$T/out" &&
+	[ "$(tail -1 "$T/out")" = "5 commands: 2 succeeded, 3 failed" ]
+check $? "batch -q, compact replies: a status alone read as such (rc $RC)"
 
 # The window: a fake that holds every reply until the client goes quiet
 # sees exactly as many requests as the client dares to send.

@@ -17,6 +17,7 @@ Canned behaviours, keyed on request arguments:
   name "taken"                 exists
   profile "bogus"              invalid-argument
   tunnel_id/session_id 404     not-found
+  tunnel_id/session_id 405     not-found, the status alone (no error text)
   tunnel "nosuch" (by name)    not-found
   tunnel_id 999                never answered (client timeout)
   tunnel_id 666                the connection is closed instead
@@ -139,6 +140,8 @@ def by_id(req, args, key, what):
         return CLOSE
     if v == 404:
         return reply(req, 2, None, "no %s %d" % (what, v))
+    if v == 405:
+        return reply(req, 2)
     return None
 
 
@@ -215,7 +218,11 @@ class Client:
         self.held, self.outstanding, self.timer, self.n = [], 0, None, 0
 
     def send(self, obj):
-        self.writer.write((json.dumps(obj) + "\n").encode())
+        if self.server.opts.compact:
+            text = json.dumps(obj, separators=(",", ":"))
+        else:
+            text = json.dumps(obj)
+        self.writer.write((text + "\n").encode())
 
     def flush(self):
         if self.timer:
@@ -234,6 +241,8 @@ class Client:
         req = json.loads(line)
         self.n += 1
         r = answer(req, self.server.opts, self.n)
+        if isinstance(r, dict) and req.get("quiet") is True and r["status"] == 0:
+            r.pop("data", None)     # the daemon's "quiet": a success is its status alone
         if r is CLOSE:
             return False
         if r is NEVER:
@@ -299,4 +308,6 @@ if __name__ == "__main__":
     p.add_argument("--ready", help="write our pid here once listening")
     p.add_argument("--hold", type=int, default=0, help="reorder replies in groups of N")
     p.add_argument("--config-id", action="store_true", help="tunnels carry config_id")
+    p.add_argument("--compact", action="store_true",
+                   help="replies without spaces, byte for byte as l2tpv3d writes them")
     asyncio.run(main(p.parse_args()))
