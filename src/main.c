@@ -385,6 +385,8 @@ int main(int argc, char **argv)
 	usl_timer_init(&log_flush_timer, log_flush);
 	usl_timer_arm(l2tpd.timers, &log_flush_timer, usl_time_s(LOG_FLUSH_S));
 	identity_init(c);
+	if (l2tp_cc_library_init() < 0)
+		fatalx("the crypto library (OpenSSL) cannot compute HMAC-MD5: no tunnel could be made");
 	dataplane_init(c);
 	modules_init(c);
 	snmpagent_init(c);

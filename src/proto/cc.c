@@ -234,6 +234,16 @@ static const struct l2tp_auth *cc_integrity_auth(void)
 	return &integrity;
 }
 
+/*
+ * The crypto library's first use loads its configuration and builds its
+ * algorithm tables: 5 M instructions, tens of milliseconds under emulation.
+ * Done at start-up, it does not delay the first tunnel.
+ */
+int l2tp_cc_library_init(void)
+{
+	return cc_integrity_auth() ? 0 : -1;
+}
+
 static int cc_init_auth(struct l2tp_cc *cc)
 {
 	if (!cc->cfg.auth_enabled)
