@@ -954,7 +954,7 @@ static const struct {
 /*
  * One request line parsed with a tokener kept for the daemon's life (reset
  * for each line: requests are dispatched one at a time): a tokener made and
- * freed per request cost a fifth of the parse.
+ * freed per request cost a sixth of the parse.
  */
 static json_tokener *req_tok;
 

@@ -281,12 +281,6 @@ static const char *get_string(json_object *o, const char *key)
 }
 
 /*
- * Decodes one line from the daemon.  A reply without an id gets id -1
- * (the daemon answers a request it could not read with no id, or id 0;
- * ours start at 1).  -1 with EPROTO if it is not a JSON object with a
- * status or an event.
- */
-/*
  * A status alone, exactly as the daemon writes it (every success of a -q
  * batch): {"id":N,"status":S,"status_name":"NAME"} with NAME the one we
  * know for S.  Read without json-c, which spent more on these lines than
@@ -321,7 +315,7 @@ static bool reply_parse_status(const char *line, struct reply *r)
 	return true;
 }
 
-/* json-c's tokener, kept for the whole run: one per line cost a fifth of the parse */
+/* json-c's tokener, kept for the whole run: one per line was over a quarter of the parse */
 static json_object *line_parse(const char *line)
 {
 	static json_tokener *tok;
@@ -332,6 +326,12 @@ static json_object *line_parse(const char *line)
 	return json_tokener_parse_ex(tok, line, (int)strlen(line));
 }
 
+/*
+ * Decodes one line from the daemon.  A reply without an id gets id -1
+ * (the daemon answers a request it could not read with no id, or id 0;
+ * ours start at 1).  -1 with EPROTO if it is not a JSON object with a
+ * status or an event.
+ */
 int reply_parse(const char *line, struct reply *r)
 {
 	json_object *o, *v;
