@@ -11,11 +11,7 @@ set -u
 N=${1:-5000} ROUNDS=${2:-3}
 . "$(dirname "$0")/../integration/lib.sh"
 it_setup
-for d in a b; do
-	addr=$A_ADDR; [ $d = b ] && addr=$B_ADDR
-	write_conf $d $addr 'peer_default = { accept = true; };'
-	sed -i "s/log_level = \"debug\";/log_level = \"info\"; max_half_open = $((N + 100));/" "$W/$d.conf"
-done
+write_bench_confs "$N"
 start b "$NSB" && start a "$NSA" || exit 1
 
 for i in $(seq 1 "$N"); do

@@ -18,11 +18,7 @@ N=${1:-500}
 . "$(dirname "$0")/../integration/lib.sh"
 command -v valgrind >/dev/null && command -v callgrind_control >/dev/null || skip "needs valgrind"
 it_setup
-for d in a b; do
-	addr=$A_ADDR; [ $d = b ] && addr=$B_ADDR
-	write_conf $d $addr 'peer_default = { accept = true; };'
-	sed -i "s/log_level = \"debug\";/log_level = \"info\"; max_half_open = $((N + 100));/" "$W/$d.conf"
-done
+write_bench_confs "$N"
 # start_cg NAME NS: the daemon under callgrind (start-up is not counted: -z below)
 start_cg() {
 	ip netns exec "$2" valgrind -q --tool=callgrind --callgrind-out-file="$W/cg.$1" \

@@ -65,6 +65,18 @@ $*
 CONF
 }
 
+# write_bench_confs N: a.conf and b.conf for a benchmark of N tunnels: both
+# accept any peer, log at info (debug lines would be most of the work) and
+# let N tunnels be half-open at once
+write_bench_confs() {
+	local d addr
+	for d in a b; do
+		addr=$A_ADDR; [ $d = b ] && addr=$B_ADDR
+		write_conf $d $addr 'peer_default = { accept = true; };'
+		sed -i "s/log_level = \"debug\";/log_level = \"info\"; max_half_open = $(($1 + 100));/" "$W/$d.conf"
+	done
+}
+
 # start NAME NS [daemon args...]: starts l2tpv3d and waits for its socket
 start() {
 	local name=$1 ns=$2; shift 2
