@@ -354,6 +354,16 @@ static int check_config(struct l2tpd_config *c, const char *err)
 	return 0;
 }
 
+/* The digests of RFC 3931 (5.4, 4.3): without them no tunnel can be made or checked. */
+static void crypto_init(void)
+{
+	const char *failed = l2tp_cc_library_init();
+
+	if (failed != NULL)
+		fatalx("the crypto library (OpenSSL) does not compute %s (its configuration: "
+		       "OPENSSL_CONF, openssl.cnf): no control connection can be made", failed);
+}
+
 int main(int argc, char **argv)
 {
 	struct l2tpd_config *c;
@@ -385,8 +395,7 @@ int main(int argc, char **argv)
 	usl_timer_init(&log_flush_timer, log_flush);
 	usl_timer_arm(l2tpd.timers, &log_flush_timer, usl_time_s(LOG_FLUSH_S));
 	identity_init(c);
-	if (l2tp_cc_library_init() < 0)
-		fatalx("the crypto library (OpenSSL) cannot compute HMAC-MD5: no tunnel could be made");
+	crypto_init();
 	dataplane_init(c);
 	modules_init(c);
 	snmpagent_init(c);

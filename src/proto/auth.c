@@ -82,6 +82,37 @@ static int md5(const uint8_t *data, size_t len, uint8_t out[MD5_LEN])
 }
 
 /*
+ * Known answers (RFC 2202 test case 1, RFC 1321's "abc"): a crypto library
+ * that is configured without these algorithms (an OpenSSL configuration
+ * that loads no default provider) or computes them wrongly is found at
+ * start-up, not as keys derived as zeros and every digest refused.
+ */
+const char *l2tp_auth_self_test(void)
+{
+	static const uint8_t hmac_md5[] = {
+		0x92, 0x94, 0x72, 0x7a, 0x36, 0x38, 0xbb, 0x1c,
+		0x13, 0xf4, 0x8e, 0xf8, 0x15, 0x8b, 0xfc, 0x9d };
+	static const uint8_t hmac_sha1[] = {
+		0xb6, 0x17, 0x31, 0x86, 0x55, 0x05, 0x72, 0x64, 0xe2, 0x8b,
+		0xc0, 0xb6, 0xfb, 0x37, 0x8c, 0x8e, 0xf1, 0x46, 0xbe, 0x00 };
+	static const uint8_t md5_abc[] = {
+		0x90, 0x01, 0x50, 0x98, 0x3c, 0xd2, 0x4f, 0xb0,
+		0xd6, 0x96, 0x3f, 0x7d, 0x28, 0xe1, 0x7f, 0x72 };
+	uint8_t key[20], out[L2TP_DIGEST_MAX];
+
+	memset(key, 0x0b, sizeof(key));
+	if (l2tp_hmac(L2TP_DIGEST_HMAC_MD5, key, 16, (const uint8_t *)"Hi There", 8, out) != MD5_LEN ||
+	    memcmp(out, hmac_md5, MD5_LEN) != 0)
+		return "HMAC-MD5";
+	if (l2tp_hmac(L2TP_DIGEST_HMAC_SHA1, key, 20, (const uint8_t *)"Hi There", 8, out) !=
+	    (int)sizeof(hmac_sha1) || memcmp(out, hmac_sha1, sizeof(hmac_sha1)) != 0)
+		return "HMAC-SHA-1";
+	if (md5((const uint8_t *)"abc", 3, out) < 0 || memcmp(out, md5_abc, MD5_LEN) != 0)
+		return "MD5";
+	return NULL;
+}
+
+/*
  * RFC 3931 5.3: b1 = MD5(A + S + RV), bi = MD5(S + c(i-1)), ci = pi xor bi.
  * The chain always runs on the ciphertext, so unhiding saves each block's
  * ciphertext before overwriting it.

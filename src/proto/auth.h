@@ -109,6 +109,9 @@ int l2tp_random(void *p, size_t len);
 void l2tp_derive_key(const uint8_t *secret, size_t len, uint8_t id,
 		     uint8_t key[L2TP_AUTH_KEY_LEN]);
 
+/* Known-answer tests of HMAC-MD5, HMAC-SHA-1 and MD5: NULL, or the one that failed. */
+const char *l2tp_auth_self_test(void);
+
 /* HMAC-MD5 or HMAC-SHA-1 of data into out.  Returns the digest length, or -1. */
 int l2tp_hmac(enum l2tp_digest_type type, const uint8_t *key, size_t keylen,
 	      const uint8_t *data, size_t len, uint8_t out[L2TP_DIGEST_MAX]);

@@ -16,6 +16,24 @@ tunnel_profiles = ( { name = "default"; },
 session_profiles = ( { name = "default"; cookie_len = 4; } );
 peer_default = { accept = true; };'
 sed -i "s|listen = \[\"$A_ADDR\"\]|listen = [\"$A_ADDR\", \"$A_ADDR6\"]|" "$W/a.conf"
+# A crypto library configured without MD5 (an OpenSSL configuration that
+# loads only the null provider): the daemon stops at start and says what,
+# instead of deriving every key as zeros and refusing every digest.
+cat > "$W/null-provider.cnf" <<'CNF'
+openssl_conf = openssl_init
+[openssl_init]
+providers = provider_sect
+[provider_sect]
+null = null_sect
+[null_sect]
+activate = 1
+CNF
+OPENSSL_CONF=$W/null-provider.cnf timeout 10 ip netns exec "$NSA" "$D" -F -f "$W/a.conf" > "$W/a-nocrypto.log" 2>&1
+rc=$?
+[ $rc = 1 ] && grep -q "error: the crypto library (OpenSSL) does not compute HMAC-MD5 (its configuration: OPENSSL_CONF" \
+	"$W/a-nocrypto.log" && [ ! -S "$W/a.ctl" ]
+log_test $? "a crypto library without MD5: exit 1 at start, naming the algorithm ($rc)"
+
 start b "$NSB" && start a "$NSA"
 log_test $? "both daemons start"
 

@@ -169,6 +169,13 @@ START_TEST(test_hmac_rfc2202)
 }
 END_TEST
 
+/* The daemon's start-up check passes on a working library (basic.sh: and stops one without MD5). */
+START_TEST(test_self_test)
+{
+	ck_assert_ptr_null(l2tp_auth_self_test());
+}
+END_TEST
+
 /* shared_key = HMAC_MD5(secret, id): the two ids must give two keys. */
 START_TEST(test_derive_key)
 {
@@ -464,6 +471,7 @@ static Suite *auth_suite(void)
 	TCase *tc = tcase_create("hmac");
 
 	tcase_add_loop_test(tc, test_hmac_rfc2202, 0, sizeof(kats) / sizeof(kats[0]));
+	tcase_add_test(tc, test_self_test);
 	tcase_add_test(tc, test_derive_key);
 	tcase_add_test(tc, test_nonce);
 	suite_add_tcase(s, tc);
