@@ -71,6 +71,22 @@ rand_suffix() { head -c4 /dev/urandom | od -An -tx1 | tr -d ' \n'; }
 
 # Test result lines in the style of the kernel's l2tp selftest.
 TESTS_OK=0 TESTS_FAIL=0
+# write_pw_batch N PEER FILE: an l2tpv3ctl batch of N tunnels towards PEER
+# (t1...), each followed by its session (s1...), as tunnel-storm writes it
+write_pw_batch() {
+	local i
+	for i in $(seq 1 "$1"); do
+		echo "tunnel create peer $2 name t$i"
+		echo "session create tunnel name t$i name s$i"
+	done > "$3"
+}
+
+# daemon_count NAME FIELD: a count from daemon NAME's `show daemon`, through
+# the test library's ctl (no jq: under emulation a process less counts)
+daemon_count() {
+	[[ $(ctl "$1" -j show daemon) =~ \"$2\":\ *([0-9]+) ]] && echo "${BASH_REMATCH[1]}"
+}
+
 log_test() {	# log_test RC DESCRIPTION
 	if [ "$1" = 0 ]; then
 		TESTS_OK=$((TESTS_OK + 1)); printf 'TEST: %-60s [ OK ]\n' "$2"

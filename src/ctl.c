@@ -22,7 +22,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
-#include <inttypes.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,8 +159,8 @@ static void conn_reply_ex(struct ctl_conn *c, int64_t id, bool quiet, enum ctl_s
 	 * gets thousands of them.  Status names need no escaping.
 	 */
 	if (data == NULL && (err == NULL || !err[0])) {
-		n = snprintf(line, sizeof(line), "{\"id\":%" PRId64 ",\"status\":%d,\"status_name\":\"%s\"}",
-			     id, (int)st, ctl_status_name(st));
+		n = snprintf(line, sizeof(line), CTL_STATUS_LINE_FMT, (long long)id, (int)st,
+			     ctl_status_name(st));
 		if (n > 0 && (size_t)n < sizeof(line)) {
 			conn_write_line(c, line, (size_t)n);
 			return;

@@ -37,4 +37,11 @@ static inline const char *ctl_status_name(int s)
 	return (s >= 0 && s < CTL_STATUS__COUNT) ? names[s] : "unknown";
 }
 
+/*
+ * A reply that is its status alone (every success of a quiet request), as
+ * the daemon writes it; the CLI reads lines of exactly this form without
+ * a JSON parser.  Arguments: id (long long), status (int), its name.
+ */
+#define CTL_STATUS_LINE_FMT	"{\"id\":%lld,\"status\":%d,\"status_name\":\"%s\"}"
+
 #endif

@@ -357,7 +357,7 @@ static int check_config(struct l2tpd_config *c, const char *err)
 /* The digests of RFC 3931 (5.4, 4.3): without them no tunnel can be made or checked. */
 static void crypto_init(void)
 {
-	const char *failed = l2tp_cc_library_init();
+	const char *failed = l2tp_auth_self_test();
 
 	if (failed != NULL)
 		fatalx("the crypto library (OpenSSL) does not compute %s (its configuration: "

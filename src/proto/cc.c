@@ -234,21 +234,6 @@ static const struct l2tp_auth *cc_integrity_auth(void)
 	return &integrity;
 }
 
-/*
- * The crypto library's first use loads its configuration and builds its
- * algorithm tables: 5 M instructions, tens of milliseconds under emulation.
- * Done at start-up, with its known-answer tests, it does not delay the
- * first tunnel.
- */
-const char *l2tp_cc_library_init(void)
-{
-	const char *failed = l2tp_auth_self_test();
-
-	if (failed == NULL && cc_integrity_auth() == NULL)
-		failed = "HMAC-MD5";
-	return failed;
-}
-
 static int cc_init_auth(struct l2tp_cc *cc)
 {
 	if (!cc->cfg.auth_enabled)

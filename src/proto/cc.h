@@ -138,8 +138,6 @@ struct l2tp_cc_cfg {
 	bool hide_avps;
 };
 void l2tp_cc_cfg_init(struct l2tp_cc_cfg *cfg);
-/* Once, before the first control connection: NULL, or the algorithm the crypto library failed. */
-const char *l2tp_cc_library_init(void);
 
 /*
  * Callbacks into the daemon.  All are called from inside engine calls and

@@ -14,10 +14,7 @@ it_setup
 write_bench_confs "$N"
 start b "$NSB" && start a "$NSA" || exit 1
 
-for i in $(seq 1 "$N"); do
-	echo "tunnel create peer $B_ADDR name t$i"
-	echo "session create tunnel name t$i name s$i"
-done > "$W/up.batch"
+write_pw_batch "$N" $B_ADDR "$W/up.batch"
 ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
 

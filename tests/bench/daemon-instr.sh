@@ -27,13 +27,9 @@ start_cg() {
 	wait_until 60 "$C" -s "$W/$1.ctl" show daemon || { echo "$1 did not start"; tail "$W/$1.log"; exit 1; }
 }
 start_cg b "$NSB" && start_cg a "$NSA"
-for i in $(seq 1 "$N"); do
-	echo "tunnel create peer $B_ADDR name t$i"
-	echo "session create tunnel name t$i name s$i"
-done > "$W/up.batch"
-# sessions_up NAME: its established sessions, from `show daemon` (a few
-# hundred instructions: B is measured while this polls it)
-sessions_up() { [[ $(ctl "$1" -j show daemon) =~ \"sessions_established\":\ *([0-9]+) ]] && echo "${BASH_REMATCH[1]}"; }
+write_pw_batch "$N" $B_ADDR "$W/up.batch"
+# (B is measured while its sessions are polled: `show daemon` costs it a
+# few hundred instructions)
 cg() { callgrind_control "$@" >/dev/null 2>&1; }
 # dump NAME: NAME's counts so far into a new file, whose name it prints
 dump() {
@@ -46,14 +42,14 @@ total() { callgrind_annotate --threshold=100 --auto=no "$1" | sed -n 's/^ *\([0-
 cg -z "$(pid_of a)" && cg -z "$(pid_of b)" || { echo "FAIL: callgrind_control"; exit 1; }
 ctl a -q tunnel create peer $B_ADDR name first && ctl a -q session create tunnel name first name first ||
 	{ echo "FAIL: the first pseudowire"; exit 1; }
-wait_until 30 expect_count 1 sessions_up b || { echo "FAIL: the first pseudowire on B"; exit 1; }
+wait_until 30 expect_count 1 daemon_count b sessions_established || { echo "FAIL: the first pseudowire on B"; exit 1; }
 fa=$(dump a) && fb=$(dump b) || { echo "FAIL: no callgrind dump"; exit 1; }
 echo "RESULT: the first pseudowire: daemon a $(total "$fa"), daemon b $(total "$fb") instructions"
 
 cg -z "$(pid_of a)" && cg -z "$(pid_of b)"
 ctl a -j -q -w 256 -b "$W/up.batch" > "$W/up.out" || { echo "FAIL: bring-up"; exit 1; }
 fa=$(dump a)
-wait_until 60 expect_count $((N + 1)) sessions_up b || { echo "FAIL: B has not all up"; exit 1; }
+wait_until 60 expect_count $((N + 1)) daemon_count b sessions_established || { echo "FAIL: B has not all up"; exit 1; }
 fb=$(dump b)
 for f in "$fa" "$fb"; do
 	[ -n "$f" ] || { echo "FAIL: no callgrind dump"; exit 1; }

@@ -44,14 +44,7 @@ log_test $? "both daemons start"
 # tunnel first would leave the kernel's RTNL work idle for the whole tunnel
 # phase (a fifth of the bring-up at 1,000), which the raw loop, interleaving
 # its rounds, never is
-for i in $(seq 1 "$N"); do
-	echo "tunnel create peer $B_ADDR name t$i"
-	echo "session create tunnel name t$i name s$i"
-done > "$W/up.batch"
-# daemon_count NAME FIELD: a count from the daemon's `show daemon` (no jq: a process less)
-daemon_count() {
-	[[ $(ctl "$1" -j show daemon) =~ \"$2\":\ *([0-9]+) ]] && echo "${BASH_REMATCH[1]}"
-}
+write_pw_batch "$N" $B_ADDR "$W/up.batch"
 poll_fast() {
 	local deadline=$(( $(date +%s) + $1 )); shift
 	until "$@" >/dev/null 2>&1; do [ "$(date +%s)" -lt "$deadline" ] || return 1; sleep 0.1; done
