@@ -21,8 +21,9 @@ adv_victim
 out=$(ctlj a session create tunnel "$VTID" remote-end-id customer-42)
 [ "$(jq -r .state <<<"$out")" = established ]
 log_test $? "session with an 8-octet cookie and a Remote End ID established"
-sleep 0.5
-stop_capture
+# the session's three messages (and the ZLB after them) in the file
+stop_capture_when 20 capture_has_types ICRQ ICRP ICCN
+log_test $? "the capture holds the session's ICRQ, ICRP and ICCN"
 cookie=$(ctlj b session list | jq -r '.sessions[0].session_id' | xargs -I{} $C -s $W/b.ctl -j session show {} | jq -r .dataplane.cookie)
 with=$("$I" -j --secret s3cret "$W/hide.pcap" 2>/dev/null)
 without=$("$I" -j "$W/hide.pcap" 2>/dev/null)
@@ -31,9 +32,12 @@ icrp_without=$(jq -c 'select(.type == "ICRP")' <<<"$without" | head -1)
 jq -e '.avps.random_vector != null' <<<"$icrp_with" >/dev/null &&
 	[ "$(jq -r '.avps.cookie' <<<"$icrp_with" | tr -d ':' | tr A-F a-f)" = "$(tr -d ':' <<<"$cookie" | tr A-F a-f)" ]
 log_test $? "with --secret: ICRP carries a Random Vector and the cookie unhides to the session's ($cookie)"
-jq -e '.avps.cookie == null' <<<"$icrp_without" >/dev/null && grep -q "hidden AVPs: not decoded" <<<"$(jq -r '.notes[]?' <<<"$icrp_without")"
+[ -n "$icrp_without" ] && jq -e '.avps.cookie == null' <<<"$icrp_without" >/dev/null &&
+	grep -q "hidden AVPs: not decoded" <<<"$(jq -r '.notes[]?' <<<"$icrp_without")"
 log_test $? "without the secret the cookie is not readable"
-icrq=$(jq -c 'select(.type == "ICRQ")' <<<"$without" | head -1)
-! grep -q "customer-42" <<<"$icrq"
-log_test $? "the Remote End ID is not in clear in the ICRQ"
+# the ICRQ carries the Remote End ID (unhidden with the secret), and no
+# byte of the capture holds it in clear
+jq -s -e 'any(.[]; .type == "ICRQ" and .avps.remote_end_id == "customer-42")' <<<"$with" >/dev/null &&
+	! grep -qa "customer-42" "$W/hide.pcap"
+log_test $? "the ICRQ's Remote End ID unhides with the secret and is nowhere in clear"
 it_done

@@ -50,17 +50,22 @@ summary() {
 }
 
 # start_capture NS IF FILE: capture on IF inside NS until stop_capture.
-# tcpdump if present, else dumpcap or tshark (both come with Wireshark).
+# tcpdump in immediate mode when present: each packet reaches the file as it
+# arrives (without it libpcap hands packets over in blocks, up to a second
+# late).  dumpcap and tshark (both come with Wireshark) have no immediate
+# mode; stop_capture_when waits for what the test is about, whichever runs.
+# A 2 KiB snapshot (control messages are smaller) and a 32 MiB ring: a burst
+# of thousands of tunnels loses nothing to a capturer woken per packet.
 start_capture() {
 	local ns=$1 ifc=$2 file=$3
 	if command -v tcpdump >/dev/null; then
-		ip netns exec "$ns" tcpdump -i "$ifc" -s 0 -U -w "$file" 2>"$file.log" &
+		ip netns exec "$ns" tcpdump -i "$ifc" --immediate-mode -s 2048 -B 32768 -U -w "$file" 2>"$file.log" &
 	elif command -v dumpcap >/dev/null; then
-		ip netns exec "$ns" dumpcap -i "$ifc" -q -w "$file" 2>"$file.log" &
+		ip netns exec "$ns" dumpcap -i "$ifc" -s 2048 -B 32 -q -w "$file" 2>"$file.log" &
 	else
-		ip netns exec "$ns" tshark -i "$ifc" -q -w "$file" 2>"$file.log" &
+		ip netns exec "$ns" tshark -i "$ifc" -s 2048 -B 32 -q -w "$file" 2>"$file.log" &
 	fi
-	CAPTURE_PID=$!
+	CAPTURE_PID=$! CAPTURE_FILE=$file
 	wait_until 10 grep -q "listening on\|Capturing on" "$file.log" &&
 		wait_until 10 test -s "$file" || return 1
 	# Saying so comes a moment before packets reach the file, and a busy
@@ -77,6 +82,40 @@ capture_live() {	# capture_live NS FILE: probes, true once FILE grew
 	[ -z "$CAPTURE_BRD" ] ||
 		ip netns exec "$1" ping -b -c 1 -W 0.1 "$CAPTURE_BRD" >/dev/null 2>&1
 	[ "$(stat -c %s "$2")" -gt "$CAPTURE_HEADER" ]
+}
+
+# capture_holds JQ: true when JQ, applied to the array of what
+# `l2tpv3-inspect -j` decodes from the capture so far (with --secret
+# $CAPTURE_SECRET when set), is true.  It reads the file while the capturer
+# writes it: a record cut in the middle ends what it reads.
+#   capture_holds 'any(.[]; .type == "ICRP")'
+capture_holds() {
+	"$INSPECT" -j ${CAPTURE_SECRET:+--secret "$CAPTURE_SECRET"} "$CAPTURE_FILE" 2>/dev/null |
+		jq -e -s "$1" >/dev/null 2>&1
+}
+
+# capture_has_types TYPE...: the capture holds a message of each TYPE.
+capture_has_types() {
+	local t f=true
+	for t in "$@"; do f="$f and any(.[]; .type == \"$t\")"; done
+	capture_holds "$f"
+}
+
+# capture_closed N: the capture's summary counts N control connections, each
+# closed by an acknowledged StopCCN (the last packets of a run).
+capture_closed() {
+	capture_holds "any(.[]; .summary? and .summary.connections == $1 and
+		all(.summary.connection_list[]; .state | startswith(\"closed\")))"
+}
+
+# stop_capture_when SECONDS CHECK...: waits at most SECONDS until CHECK (one
+# of the capture_ predicates above) holds, then stops the capture.  False
+# when the deadline passed first: the capture is stopped either way.
+stop_capture_when() {
+	local s=$1 rc=0; shift
+	wait_until "$s" "$@" || rc=1
+	stop_capture
+	return $rc
 }
 
 # stop_capture: SIGINT lets the capturer flush and close the file.

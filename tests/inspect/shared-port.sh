@@ -141,8 +141,8 @@ closed=$(ctlj b stats | jq .global.hold_sockets_closed)
 [ $rc = 0 ] && [ "$closed" = "$H" ]
 log_test $? "5: B's descriptors back to $base (now $(nfd b)), $closed held tunnels without a socket"
 
-sleep 1.5	# the last acknowledgements, and any retransmission after them
-stop_capture
+stop_capture_when "$WAIT" capture_closed "$N"
+log_test $? "5: the capture holds every StopCCN's acknowledgement"
 sed -n 's/^/capture: /; /dropped/Ip' "$W/cap.pcapng.log"	# the capturer's own losses, if any
 
 # --- 6: the capture ---------------------------------------------------------------------------

@@ -70,7 +70,7 @@ log_test $? "a new kernel session for it ($IF2 index $IDX2 gone, $IF2N up), the 
 # first data packet for SID, as A's veth0 sees it: 00000000 is the default
 # sublayer, ffffffff the broadcast destination of a frame without one
 capture_sublayer() {
-	ip netns exec "$NSA" timeout 30 python3 - "$1" <<'PY'
+	ip netns exec "$NSA" timeout "$CAPTURE_S" python3 - "$1" <<'PY'
 import socket, struct, sys
 sid = int(sys.argv[1])
 s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003))
@@ -87,11 +87,15 @@ while True:
         break
 PY
 }
+CAPTURE_S=120	# the capturer's life: python starts in seconds under emulation, more under load
 capture_sublayer "$L2" > "$W/sublayer" &
 cap=$!
-wait_until 20 grep -q ready "$W/sublayer"	# python starts in seconds under emulation
-ip -n "$NSB" addr add 10.99.0.1/30 dev "$IF2N" &&
-	{ ip netns exec "$NSB" $PING -c 2 -W 1 10.99.0.2 >/dev/null 2>&1; true; }
+wait_until 60 grep -q ready "$W/sublayer"
+log_test $? "a capturer on A's veth0 is ready"
+# B pings across the pseudowire (each ping starts with ARP: a data packet of
+# the session) until the capturer has its first data packet
+captured() { [ "$(wc -l < "$W/sublayer")" -ge 2 ] || { ip netns exec "$NSB" $PING -c 1 -W 1 10.99.0.2; false; }; }
+ip -n "$NSB" addr add 10.99.0.1/30 dev "$IF2N" && wait_until 60 captured
 wait $cap
 sub=$(sed -n 2p "$W/sublayer")
 [ "$sub" = 00000000 ]
