@@ -44,7 +44,7 @@ n0=$(notctl)
 adv_forge data --src "${bp%:*}" --sport "${bp##*:}" --dst "${bl%:*}" --dport "${bl##*:}" \
 	--session "$bsid" --count 5 >/dev/null
 sleep 0.3
-[ $(($(notctl) - n0)) = 5 ] && ! grep -q "warning: .*not-control" "$W/b.log"
+[ $(($(notctl) - n0)) = 5 ] && grep -q "session $bsid: up" "$W/b.log" && ! grep -q "warning: .*not-control" "$W/b.log"
 log_test $? "5 data frames for a session just up ($bsid): counted, no warning"
 adv_forge data --src "${bp%:*}" --sport "${bp##*:}" --dst "${bl%:*}" --dport "${bl##*:}" \
 	--session 12345 >/dev/null

@@ -112,6 +112,12 @@ table inet $table {
 }
 NFT
 }
+# nft_dropped NS TABLE: how many datagrams the table has dropped so far
+nft_dropped() {
+	ip netns exec "$1" nft list table inet "$2" | sed -n 's/.*counter packets \([0-9]*\).*/\1/p'
+}
+# nft_dropped_at_least N NS TABLE
+nft_dropped_at_least() { local n; n=$(nft_dropped "$2" "$3") && [ "${n:-0}" -ge "$1" ]; }
 # nft_undrop NS TABLE: removes the table; prints how many datagrams it dropped
 nft_undrop() {
 	ip netns exec "$1" nft list table inet "$2" | sed -n 's/.*counter packets \([0-9]*\).*/\1/p'

@@ -64,7 +64,10 @@ log_test $? "8 tunnels up between daemons whose retransmission timers start at 3
 sleep 4.5	# past the bring-up's sweeps: the 8 are silent since
 for ns in "$NSA" "$NSB"; do nft_drop "$ns" hellodrop input @th,208,16 6; done
 ctl a tunnel create peer $B_ADDR >/dev/null
-sleep 2	# each side sampled 4 of the 8 at once (dropped); retransmissions come at 3 s
+# each side samples 4 of the 8 at once (dropped); their retransmissions come
+# 3 s later and must pass: the drop ends as soon as the sample is dropped
+sample_dropped() { [ $(( $(nft_dropped "$NSA" hellodrop) + $(nft_dropped "$NSB" hellodrop) )) -ge 4 ]; }
+wait_until 3 sample_dropped
 dropped=0
 for ns in "$NSA" "$NSB"; do
 	n=$(nft_undrop "$ns" hellodrop)
@@ -72,7 +75,8 @@ for ns in "$NSA" "$NSB"; do
 done
 hello=$(( $(ctlj a stats | jq '.global.msgs_out.HELLO // 0') + $(ctlj b stats | jq '.global.msgs_out.HELLO // 0') ))
 sleep 8	# past the verdict (3 s + 6 s after the sample)
-[ "$dropped" -ge 4 ] && [ "$(cat "$W/a.log" "$W/b.log" | grep -c "restarted? probing")" = 0 ] &&
+[ "$dropped" -ge 4 ] && [ "$(cat "$W/a.log" "$W/b.log" | grep -c ": up: peer")" -ge 18 ] &&
+	[ "$(cat "$W/a.log" "$W/b.log" | grep -c "restarted? probing")" = 0 ] &&
 	expect_count 9 count_tunnels b established && expect_count 9 count_tunnels a established
 log_test $? "the sample's first HELLOs lost ($dropped dropped), answered to their retransmission: not judged restarted ($hello HELLOs sent), all 9 stay"
 
@@ -95,10 +99,13 @@ sleep 4.5	# past the bring-up's sweeps: the 3 are silent since
 x=$(ctlj a tunnel list | jq '.tunnels[0].tunnel_id')
 nft_drop "$NSA" hellodrop input @th,96,32 "$x" @th,208,16 6
 ctl a tunnel create peer $B_ADDR >/dev/null
-sleep 5	# B's sample: a HELLO at once, again at 1 s, verdict at 3 s; the next at 7 s
+# B's sample: a HELLO at once, again at 1 s, verdict at 3 s; the next at 7 s:
+# the drop ends once the HELLO and its retransmission are dropped
+wait_until 6 nft_dropped_at_least 2 "$NSA" hellodrop
 dropped=$(nft_undrop "$NSA" hellodrop)
-sleep 5
-[ "${dropped:-0}" -ge 2 ] && [ "$(grep -c "restarted? probing" "$W/b.log")" = 0 ] &&
+sleep 5	# past the verdict
+[ "${dropped:-0}" -ge 2 ] && [ "$(grep -c ": up: peer" "$W/b.log")" -ge 4 ] &&
+	[ "$(grep -c "restarted? probing" "$W/b.log")" = 0 ] &&
 	expect_count 4 count_tunnels b established && expect_count 4 count_tunnels a established
 log_test $? "a sampled HELLO lost with its retransmission ($dropped dropped), the peer alive: the connection stays (4 of 4)"
 it_done

@@ -107,6 +107,18 @@ d_session_ids() { ctlj "$1" session list | jq -c '[.sessions[] | select(.state =
 # state_file NAME: the daemon's kernel tunnel record (not its .lock)
 state_file() { ls "$W/$1.state"/kernel-tunnels.* 2>/dev/null | grep -E '\.[0-9]+$'; }
 
+# link_gone NS IFNAME: NS lists its links (lo among them) and IFNAME is not
+# one of them; a failed listing is not an absence
+link_gone() {
+	ip -n "$1" -j link show | jq -e --arg i "$2" 'any(.[]; .ifname == "lo") and
+		all(.[]; .ifname != $i)' >/dev/null
+}
+# no_l2tpeth NS: NS lists its links (lo among them) and none is an l2tpeth
+no_l2tpeth() {
+	ip -n "$1" -j link show | jq -e 'any(.[]; .ifname == "lo") and
+		all(.[]; .ifname | startswith("l2tpeth") | not)' >/dev/null
+}
+
 # mtu NS IFNAME
 mtu() { ip -n "$1" -j link show dev "$2" | jq '.[0].mtu'; }
 

@@ -52,7 +52,7 @@ rc=$?; log_test $rc "after a session delete on A and a tunnel delete on B: still
 
 # --- SIGTERM: StopCCN everywhere, every kernel object goes --------------------------
 stop a TERM && expect_count 0 k_tunnels "$NSA" && expect_count 0 k_sessions "$NSA" &&
-	! ip -n "$NSA" -o link | grep -q l2tpeth
+	no_l2tpeth "$NSA"
 log_test $? "SIGTERM on A: A exits, no kernel tunnel, session or l2tpeth left in A"
 wait_until 10 expect_count 0 k_tunnels "$NSB" && expect_count 0 k_sessions "$NSB"
 log_test $? "B followed the StopCCNs: no kernel tunnel or session left in B"

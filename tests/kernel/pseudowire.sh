@@ -47,7 +47,7 @@ pw() {
 	log_test $? "$label: ping $PW_A <-> $PW_B: $PING_SUMMARY"
 	ctl a tunnel delete "$tid" >/dev/null &&
 		wait_until 10 expect_count 0 count_tunnels a && wait_until 10 expect_count 0 k_tunnels "$NSA" &&
-		wait_until 10 expect_count 0 k_tunnels "$NSB" && ! ip -n "$NSA" link show "$ifa" >/dev/null 2>&1
+		wait_until 10 expect_count 0 k_tunnels "$NSB" && link_gone "$NSA" "$ifa"
 	log_test $? "$label: tunnel delete leaves no kernel tunnel, session or interface"
 }
 
@@ -73,7 +73,7 @@ log_test $? "eth_vlan: IPv6 link-local on the VLAN (it has the address), none on
 pingable "$NSA" 10.77.42.2
 log_test $? "eth_vlan: ping 10.77.42.1 -> .2 via VLAN 42: $PING_SUMMARY"
 ctl a tunnel delete "$tid" >/dev/null && wait_until 10 expect_count 0 k_tunnels "$NSA" &&
-	! ip -n "$NSA" link show "$ifa" >/dev/null 2>&1
+	link_gone "$NSA" "$ifa"
 log_test $? "eth_vlan: delete removes the sub-interface with the session"
 
 # --- bridge: B enslaves its end to br0 --------------------------------------------
