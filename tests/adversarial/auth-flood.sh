@@ -23,10 +23,9 @@ r0=$(replies_to_others)
 
 # 3,000 SCCRQs from forged sources with a nonce and a bogus digest, against
 # the md5 profile (source 192.0.2.1, the authenticated LAC's address)
-adv_forge sccrq --dst $B_ADDR --src $A_ADDR --count 3000 --rate 3000 --nonce 16 --digest bogus >/dev/null
+adv_forge_seen 3000 sccrq --dst $B_ADDR --src $A_ADDR --count 3000 --rate 3000 --nonce 16 --digest bogus
 # and against the open profile: a bogus integrity check, no nonce
-adv_forge sccrq --dst $B_ADDR --src-net 192.0.2.0/24 --exclude $A_ADDR --count 3000 --rate 3000 --digest bogus >/dev/null
-sleep 0.3
+adv_forge_seen 3000 sccrq --dst $B_ADDR --src-net 192.0.2.0/24 --exclude $A_ADDR --count 3000 --rate 3000 --digest bogus
 alive b
 log_test $? "b alive after 6,000 SCCRQs with bad digests"
 [ "$(count_tunnels b)" = "$BASE_TUNNELS" ] && [ "$(nfds b)" -le "$BASE_FDS" ]
@@ -39,8 +38,7 @@ log_test $? "no reply to a failed authentication ($(( $(replies_to_others) - r0 
 # no nonce where authentication is required (only 192.0.2.1 uses that
 # profile, so the forged source is the LAC's address): refused, once, bounded
 r0=$(ctlj b stats | jq '.global.msgs_out.StopCCN // 0')
-adv_forge sccrq --dst $B_ADDR --src $A_ADDR --count 1000 --rate 2000 >/dev/null
-sleep 0.3
+adv_forge_seen 1000 sccrq --dst $B_ADDR --src $A_ADDR --count 1000 --rate 2000
 n=$(( $(ctlj b stats | jq '.global.msgs_out.StopCCN // 0') - r0 ))
 [ "$(count_tunnels b)" = "$BASE_TUNNELS" ] && [ "$(nfds b)" -le "$BASE_FDS" ] && [ "$n" -le 150 ]
 log_test $? "SCCRQs without the required nonce: refused statelessly ($n StopCCNs for 1,000 in 0.5 s, at most 50/s + burst)"

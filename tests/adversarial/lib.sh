@@ -80,3 +80,19 @@ adv_baseline_ok() {
 }
 
 adv_forge() { ip netns exec "$NSA" $FORGE "$@"; }
+
+# adv_forge_seen N FORGE-ARGS...: forges (to b), then waits until b has read
+# N more datagrams: b handles each datagram as it reads it, so what it did
+# with them shows in the next reply of its control socket.  A datagram the
+# kernel dropped for a full receive buffer is counted with them.
+FORGE_SEEN_S=30	# seconds for b to read what was forged, on a loaded machine
+rx_seen() {	# rx_seen: datagrams b read, plus those its kernel dropped for a full buffer
+	ctlj b stats | jq -e '.global.rx_datagrams + .global.udp_rcvbuf_errors'
+}
+rx_seen_at_least() { local n; n=$(rx_seen) && [ "$n" -ge "$1" ]; }
+adv_forge_seen() {
+	local n=$1 r0; shift
+	r0=$(rx_seen) || return 1
+	adv_forge "$@" >/dev/null || return 1
+	wait_until "$FORGE_SEEN_S" rx_seen_at_least $((r0 + n))
+}

@@ -9,8 +9,7 @@ adv_conf_b 'peer_default = { accept = true; };'
 adv_start
 adv_victim
 
-adv_forge big --dst $B_ADDR --size 5000 >/dev/null
-sleep 0.2
+adv_forge_seen 1 big --dst $B_ADDR --size 5000
 alive b && [ "$(ctlj b stats | jq '.global.drops["too-long"] // 0')" = 1 ]
 log_test $? "a 5,000-octet datagram is counted as too-long, not parsed cut short"
 
@@ -20,14 +19,12 @@ wait_until 3 sh -c "[ \$($C -s $W/b.ctl -j tunnel list | jq '[.tunnels[] | selec
 log_test $? "a signed SCCRQ with a 16-octet nonce is accepted"
 # ... and the same with an empty nonce: refused, nothing made
 n0=$(count_tunnels b)
-adv_forge sccrq --dst $B_ADDR --src 192.0.2.51 --nonce 0 --secret s3cret >/dev/null
-sleep 0.3
+adv_forge_seen 1 sccrq --dst $B_ADDR --src 192.0.2.51 --nonce 0 --secret s3cret
 [ "$(count_tunnels b)" = "$n0" ] && grep -q "SCCRQ from 192.0.2.51 refused: .*nonce of 0 octets" "$W/b.log"
 log_test $? "a signed SCCRQ with a zero-length nonce is refused"
 
-adv_forge ccid0-zlb --dst $B_ADDR >/dev/null
-adv_forge stopccn --dst $B_ADDR --ccid 12345 --sports 40000 --ns 0 --nr 0 >/dev/null
-sleep 0.2
+adv_forge_seen 1 ccid0-zlb --dst $B_ADDR
+adv_forge_seen 1 stopccn --dst $B_ADDR --ccid 12345 --sports 40000 --ns 0 --nr 0
 ! grep -q "0dropped" "$W/b.log" && grep -q "dropped message from $A_ADDR: unknown-ccid" "$W/b.log"
 log_test $? "drops of no tunnel are logged without a stray '0' (and a zero-CCID ZLB only counted)"
 # data frames on a tunnel's socket (issue 17, item 6): for a session that came
@@ -41,14 +38,12 @@ bl=$(jq -r .local <<<"$bt") bp=$(jq -r .peer <<<"$bt")
 bsid=$(ctlj b session list | jq -r '.sessions[0].session_id')
 notctl() { ctlj b stats | jq '.global.drops["not-control"] // 0'; }
 n0=$(notctl)
-adv_forge data --src "${bp%:*}" --sport "${bp##*:}" --dst "${bl%:*}" --dport "${bl##*:}" \
-	--session "$bsid" --count 5 >/dev/null
-sleep 0.3
+adv_forge_seen 5 data --src "${bp%:*}" --sport "${bp##*:}" --dst "${bl%:*}" --dport "${bl##*:}" \
+	--session "$bsid" --count 5
 [ $(($(notctl) - n0)) = 5 ] && grep -q "session $bsid: up" "$W/b.log" && ! grep -q "warning: .*not-control" "$W/b.log"
 log_test $? "5 data frames for a session just up ($bsid): counted, no warning"
-adv_forge data --src "${bp%:*}" --sport "${bp##*:}" --dst "${bl%:*}" --dport "${bl##*:}" \
-	--session 12345 >/dev/null
-sleep 0.3
+adv_forge_seen 1 data --src "${bp%:*}" --sport "${bp##*:}" --dst "${bl%:*}" --dport "${bl##*:}" \
+	--session 12345
 grep -q "warning: tunnel [0-9]*: dropped message from .*: not-control" "$W/b.log"
 log_test $? "a data frame for an unknown session: a warning"
 

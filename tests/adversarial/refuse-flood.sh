@@ -14,8 +14,7 @@ adv_victim
 
 r0=$(replies_to_others)
 t0=$(date +%s%N)
-adv_forge sccrq --dst $B_ADDR --src-net 192.0.2.0/24 --exclude $A_ADDR --count 10000 --rate 5000 >/dev/null
-sleep 1
+adv_forge_seen 10000 sccrq --dst $B_ADDR --src-net 192.0.2.0/24 --exclude $A_ADDR --count 10000 --rate 5000
 secs=$(( ($(date +%s%N) - t0) / 1000000000 + 1 ))
 n=$(( $(replies_to_others) - r0 ))
 alive b

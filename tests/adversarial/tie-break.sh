@@ -24,8 +24,7 @@ wait_until 5 sh -c "$C -s $W/b.ctl -j tunnel list | jq -e '.tunnels[] | select(.
 log_test $? "b has a tunnel of its own waiting for 192.0.2.1"
 
 # forged: from 192.0.2.1, another port, tie breaker 0 (always wins)
-adv_forge sccrq --dst $B_ADDR --src $A_ADDR --sport 40000 --tie-breaker 0000000000000000 --count 3 >/dev/null
-sleep 0.5
+adv_forge_seen 3 sccrq --dst $B_ADDR --src $A_ADDR --sport 40000 --tie-breaker 0000000000000000 --count 3
 alive b
 log_test $? "b survives SCCRQs with a tie breaker from that peer (accept = false)"
 [ "$(count_tunnels b wait-ctl-reply)" = 1 ]
@@ -39,8 +38,7 @@ ctl b reload >/dev/null
 block_b_at_a
 ctl b tunnel create peer $A_ADDR name pending2 >/dev/null 2>&1 & pc=$!
 wait_until 5 sh -c "$C -s $W/b.ctl -j tunnel list | jq -e '.tunnels[] | select(.state == \"wait-ctl-reply\")'"
-adv_forge sccrq --dst $B_ADDR --src $A_ADDR --sport 40001 --tie-breaker 0000000000000000 >/dev/null
-sleep 0.5
+adv_forge_seen 1 sccrq --dst $B_ADDR --src $A_ADDR --sport 40001 --tie-breaker 0000000000000000
 alive b && [ "$(count_tunnels b wait-ctl-reply)" = 0 ] && [ "$(count_tunnels b wait-ctl-conn)" = 1 ]
 log_test $? "b loses the tie break to an accepted SCCRQ: its own tunnel is discarded, no crash"
 ip netns exec "$NSA" nft delete table inet advblock
@@ -58,8 +56,10 @@ NFT
 done
 ctlj a tunnel create peer $B_ADDR name sim >"$W/sim-a.json" 2>&1 & pa=$!
 ctlj b tunnel create peer $A_ADDR name sim >"$W/sim-b.json" 2>&1 & pb=$!
-sleep 0.5
-# both SCCRQs are pending on both sides; their retransmissions now cross
+# both SCCRQs pending on both sides; their retransmissions then cross
+pending() { expect_count 1 count_tunnels a wait-ctl-reply && expect_count 1 count_tunnels b wait-ctl-reply; }
+wait_until 10 pending
+log_test $? "simultaneous open: both SCCRQs sent and held back"
 for ns in "$NSA" "$NSB"; do ip netns exec "$ns" nft delete table inet advhold; done
 wait $pa; ra=$?; wait $pb; rb=$?
 [ $ra = 0 ] && [ $rb = 0 ]
