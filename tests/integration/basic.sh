@@ -96,7 +96,9 @@ log_test $? "SCCRQ from a peer the config forbids: StopCCN 4 reported to the CLI
 drops=$(ctlj b stats | jq '.global.drops["peer-refused"] // .global.drops.peer_refused // 0')
 [ "$drops" -ge 1 ] && expect_count 0 count_tunnels b established
 log_test $? "B counted the refusal and has no tunnel from it"
-sleep 0.3	# A's ZLB acknowledging the refusal (Control Connection ID 0)
+# A's ZLB acknowledging the refusal (Control Connection ID 0) reaches B
+zlb_counted() { [ "$(ctlj b stats | jq '.global.drops["zero-ccid"] // 0')" -ge 1 ]; }
+wait_until 10 zlb_counted
 st=$(ctlj b stats)
 [ "$(jq .global.refusals_sent <<<"$st")" = 1 ] && [ "$(jq '.global.drops["zero-ccid"] // 0' <<<"$st")" -ge 1 ] &&
 	[ "$(grep -c "SCCRQ from $B_ADDR6\|SCCRQ from $A_ADDR6.*refused" "$W/b.log")" = 1 ]
@@ -156,7 +158,9 @@ pa=$(pid_of a) pb=$(pid_of b)
 t0=$(date +%s%N)
 kill -TERM "$pa" "$pb"
 wait_until 5 sh -c "grep -q 'signal 15' '$W/a.log' && grep -q 'signal 15' '$W/b.log'"
-sleep 0.3	# both StopCCNs sent (and dropped); their retransmissions (1 s) cross
+# both StopCCNs sent (and dropped); their retransmissions (1 s) cross
+stops_dropped() { nft_dropped_at_least 1 "$NSA" stopdrop && nft_dropped_at_least 1 "$NSB" stopdrop; }
+wait_until 5 stops_dropped
 for ns in "$NSA" "$NSB"; do nft_undrop "$ns" stopdrop >/dev/null; done
 wait_until 10 sh -c "! kill -0 $pa 2>/dev/null && ! kill -0 $pb 2>/dev/null"
 rc=$?; ms=$(( ($(date +%s%N) - t0) / 1000000 ))
