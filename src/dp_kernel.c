@@ -85,6 +85,7 @@
 #define IFNAME_NUMBERS	100000		/* "%d" is at most 5 digits (config.c) */
 #define NAME_RETRIES	8		/* IFNAME taken between our check and the create */
 #define VERIFY_DELAY_MS	1000		/* lost notices: check everything after this */
+#define CONFIRM_DELAY_MS 1000		/* a tunnel's delete notice: ask the kernel after this */
 #define ETH_OVERHEAD	14
 #define VLAN_OVERHEAD	4
 
@@ -118,6 +119,9 @@ struct ktunnel {
 	struct tunnel *t;		/* NULL once the engine let go */
 	struct kreq *req;		/* create or delete unanswered */
 	struct usl_list sess_dels;	/* its sessions' SESSION_DELETEs not sent yet */
+	struct usl_list confirm;	/* kdp.confirm_q: a delete notice to confirm */
+	usl_time confirm_at;		/* when to ask the kernel about it */
+	bool sess_notices;		/* session delete notices came meanwhile */
 	uint32_t id;
 	enum kstate state;
 	bool present;			/* start-up dump saw it */
@@ -200,6 +204,8 @@ static struct {
 	struct name_ctr *names;
 	uint64_t resyncs;
 	struct usl_timer verify_timer;	/* after lost notices: check everything */
+	struct usl_list confirm_q;	/* struct ktunnel with a delete notice, oldest first */
+	struct usl_timer confirm_timer;	/* the next GET of those */
 	bool verify_l2tp, verify_link;	/* which notices were lost */
 	bool children;			/* child_init() done */
 	/* state file */
@@ -680,6 +686,7 @@ static void record_add(struct ktunnel *kt)
 /* kt is gone from the kernel: forget and free it. */
 static void record_del(struct ktunnel *kt)
 {
+	usl_list_del(&kt->confirm);
 	usl_hash_remove(&kdp.tunnels, &kt->by_id);
 	dps_append(&kdp.rec, '-', kt->id);
 	free(kt);
@@ -803,6 +810,7 @@ static void rec_apply(void *arg, char op, uint32_t id)
 		kt->id = id;
 		kt->state = K_STALE;
 		usl_list_init(&kt->sess_dels);
+		usl_list_init(&kt->confirm);
 		usl_hash_insert(&kdp.tunnels, &kt->by_id, usl_hash_u32(id));
 	}
 }
@@ -955,6 +963,7 @@ static unsigned stale_delete(void)
 			tunnel_send_delete(kt);
 			deleted++;
 		} else {
+			usl_list_del(&kt->confirm);
 			usl_hash_remove(&kdp.tunnels, &kt->by_id);
 			free(kt);
 		}
@@ -1106,6 +1115,7 @@ static int kernel_tunnel_create(struct tunnel *t)
 	kt->id = t->id;
 	kt->state = K_CREATING;
 	usl_list_init(&kt->sess_dels);
+	usl_list_init(&kt->confirm);
 	kt->req = kreq_submit(tunnel_create_msg(t), kt, tunnel_create_done, NULL);
 	if (kt->req == NULL) {
 		free(kt);
@@ -2067,12 +2077,28 @@ static void session_lost(struct ksession *ks, const char *what)
 	session_dp_lost(ks->s, why);
 }
 
+/*
+ * Its tunnel's delete notice is being confirmed (a tunnel deleted by hand
+ * takes its sessions and their interfaces along): the session's loss waits
+ * for that answer, so that the tunnel's loss is one StopCCN, not a CDN per
+ * session first.  tunnel_confirm_done() checks the session again.
+ */
+static bool session_loss_held(struct ksession *ks)
+{
+	struct ktunnel *kt = ktunnel_find(ks->tid);
+
+	if (kt == NULL || usl_list_empty(&kt->confirm))
+		return false;
+	kt->sess_notices = true;
+	return true;
+}
+
 /* After any GET of the session: absent (the GET followed all our requests) means gone. */
 static void session_check_gone(struct ksession *ks, int err)
 {
 	char what[48];
 
-	if (!gone(err) || ks->s == NULL || ks->state != K_UP)
+	if (!gone(err) || ks->s == NULL || ks->state != K_UP || session_loss_held(ks))
 		return;
 	ks->state = K_GONE;
 	snprintf(what, sizeof(what), "kernel session %u", ks->sid);
@@ -2091,6 +2117,10 @@ static void session_verify_done(struct kreq *r, int err, const char *ext)
 	(void)ext;
 	session_check_gone(ks, err);
 	if (ks->link_lost[0] != '\0' && ks->s != NULL && ks->state == K_UP) {
+		if (session_loss_held(ks)) {	/* link_lost kept for the next check */
+			ks_put(ks);
+			return;
+		}
 		snprintf(what, sizeof(what), "interface %s", ks->link_lost);
 		session_lost(ks, what);	/* the engine deletes its kernel session */
 	}
@@ -2122,26 +2152,104 @@ static void tunnel_verify_done(struct kreq *r, int err, const char *ext)
 		tunnel_lost(kt);
 }
 
-static void tunnel_verify(struct ktunnel *kt)
+static void tunnel_get(struct ktunnel *kt, void (*done)(struct kreq *, int, const char *))
 {
 	struct nlmsghdr *nlh = l2tp_msg(L2TP_CMD_TUNNEL_GET, NLM_F_ACK);
 
 	mnl_attr_put_u32(nlh, L2TP_ATTR_CONN_ID, kt->id);
-	kreq_submit(nlh, (void *)(uintptr_t)kt->id, tunnel_verify_done, probe_data);
+	kreq_submit(nlh, (void *)(uintptr_t)kt->id, done, probe_data);
+}
+
+static void tunnel_verify(struct ktunnel *kt)
+{
+	tunnel_get(kt, tunnel_verify_done);
+}
+
+/* A delete notice that the kernel contradicts came from another namespace. */
+static struct log_ratelimit forged_rl = LOG_RATELIMIT_INIT(60, 5);
+
+/* Its sessions' notices held while the tunnel's was checked: check them now. */
+static void tunnel_sessions_verify(struct ktunnel *kt)
+{
+	struct usl_list *pos;
+
+	kt->sess_notices = false;
+	usl_list_foreach(pos, &kt->t->sessions) {
+		struct ksession *ks = usl_list_entry(pos, struct session, tunnel_link)->dp_priv;
+
+		if (ks != NULL && ks->state == K_UP)
+			session_verify(ks);
+	}
 }
 
 /*
- * The kernel deletes a tunnel from a work queue, so a GET right after the
- * notice may still find it: the notice is believed when both ids match
- * one of ours that is up (a 64-bit coincidence otherwise).
+ * Gone: the tunnel is lost, with its sessions (their own notices were held
+ * so that a tunnel deleted by hand is one loss, one StopCCN).  Still there:
+ * the notice came from another namespace.
+ */
+static void tunnel_confirm_done(struct kreq *r, int err, const char *ext)
+{
+	uint32_t id = (uint32_t)(uintptr_t)r->obj;
+	struct ktunnel *kt;
+	unsigned dropped;
+
+	tunnel_verify_done(r, err, ext);
+	kt = ktunnel_find(id);
+	if (err != 0 || kt == NULL)
+		return;
+	if (kt->sess_notices && kt->state == K_UP && kt->t != NULL && usl_list_empty(&kt->confirm))
+		tunnel_sessions_verify(kt);
+	if (log_ratelimit_admit(&forged_rl, now(), &dropped))
+		log_info("kernel: a delete notice for tunnel %u, which is still there: another "
+			 "network namespace's tunnel with the same ids, ignored (%u more like it "
+			 "not logged)", id, dropped);
+}
+
+static void tunnel_confirm(struct ktunnel *kt)
+{
+	tunnel_get(kt, tunnel_confirm_done);
+}
+
+/*
+ * A tunnel's delete notice is never believed alone: the kernel multicasts
+ * the l2tp family's notices of every network namespace to every listener,
+ * unprivileged ones included, so anyone can read our two ids and delete a
+ * look-alike tunnel in a namespace of their own.  The kernel deletes a
+ * tunnel from a work queue, so a GET right after the notice may still find
+ * it: ours is asked after CONFIRM_DELAY_MS.  A tunnel is queued once
+ * however many notices name it, so a flood of forged notices costs at most
+ * one GET per tunnel of ours per CONFIRM_DELAY_MS.
  */
 static void watch_tunnel_gone(uint32_t tid, uint32_t peer_tid)
 {
 	struct ktunnel *kt = ktunnel_find(tid);
 
-	if (kt != NULL && kt->state == K_UP && kt->t != NULL &&
-	    l2tp_cc_peer_ccid(kt->t->cc) == peer_tid)
-		tunnel_lost(kt);
+	if (kt == NULL || kt->state != K_UP || kt->t == NULL ||
+	    l2tp_cc_peer_ccid(kt->t->cc) != peer_tid || !usl_list_empty(&kt->confirm))
+		return;
+	kt->confirm_at = usl_time_add(now(), usl_time_ms(CONFIRM_DELAY_MS));
+	usl_list_add_tail(&kdp.confirm_q, &kt->confirm);
+	if (!usl_timer_armed(&kdp.confirm_timer))
+		usl_timer_arm_at(l2tpd.timers, &kdp.confirm_timer, kt->confirm_at);
+}
+
+/* The queue is in the order of the notices: ask for those whose delay is over. */
+static void on_confirm_timer(struct usl_timer *tm)
+{
+	usl_time t = now();
+
+	while (!usl_list_empty(&kdp.confirm_q)) {
+		struct ktunnel *kt = usl_list_first_entry(&kdp.confirm_q, struct ktunnel, confirm);
+
+		if (usl_time_cmp(kt->confirm_at, t) > 0) {
+			usl_timer_arm_at(l2tpd.timers, tm, kt->confirm_at);
+			break;
+		}
+		usl_list_del(&kt->confirm);
+		if (kt->state == K_UP && kt->t != NULL)
+			tunnel_confirm(kt);
+	}
+	flush_soon();
 }
 
 /* Sessions are deleted at once: the GET settles it. */
@@ -2444,6 +2552,7 @@ static void kernel_free_all(void)
 		usl_hash_remove(&kdp.inflight, n);
 		free(usl_hash_entry(n, struct kreq, by_seq));
 	}
+	usl_list_init(&kdp.confirm_q);
 	while ((n = usl_hash_first(&kdp.tunnels)) != NULL) {
 		usl_hash_remove(&kdp.tunnels, n);
 		free(usl_hash_entry(n, struct ktunnel, by_id));
@@ -2468,6 +2577,7 @@ static void kernel_close(void)
 {
 	dpw_close();
 	usl_timer_cancel(&kdp.verify_timer);
+	usl_timer_cancel(&kdp.confirm_timer);
 	usl_timer_cancel(&kdp.retry_timer);
 	if (kdp.flush_ev != NULL)
 		event_free(kdp.flush_ev);
@@ -2497,6 +2607,8 @@ static int kernel_setup(char *err, size_t errlen)
 	usl_timer_init(&kdp.retry_timer, on_retry_timer);
 	usl_timer_init(&kdp.rec_timer, on_rec_timer);
 	usl_timer_init(&kdp.verify_timer, on_verify_timer);
+	usl_timer_init(&kdp.confirm_timer, on_confirm_timer);
+	usl_list_init(&kdp.confirm_q);
 	kdp.flush_ev = event_new(usl_loop_base(l2tpd.loop), -1, 0, on_flush_event, NULL);
 	if (kdp.flush_ev == NULL) {
 		snprintf(err, errlen, "out of memory");
