@@ -961,17 +961,27 @@ static void tunnel_note_unauthenticated(struct tunnel *t, const uint8_t *buf, si
 void tunnel_input(struct tunnel *t, const uint8_t *buf, size_t len, const struct sockaddr *from)
 {
 	uint32_t id = t->id;	/* t may be freed inside l2tp_cc_input() */
+	bool first = !t->connected;
+	union saddr before;
 	enum l2tp_drop why;
 
-	if (!t->connected) {
-		/* first answer: follow the port the peer replies from */
+	if (first) {
+		/*
+		 * The first answer: follow the port the peer replies from, so that
+		 * what the engine sends from inside the call goes there.  Only
+		 * tentatively: a datagram the engine drops (any datagram from the
+		 * peer's address and another port) must not redirect our SCCRQ.
+		 */
 		if (!sockaddr_eq_addr(from, (struct sockaddr *)&t->remote)) {
 			count_drop(t, L2TP_DROP_WRONG_SOURCE, from);
 			return;
 		}
+		before = t->remote;
 		memcpy(&t->remote, from, sockaddr_len(from));
 	}
 	why = l2tp_cc_input(t->cc, buf, len);
+	if (first && why != L2TP_DROP_NONE && tunnel_find(id) == t && !t->connected)
+		t->remote = before;
 	if (why == L2TP_DROP_NOT_CONTROL && data_frame_routine(t, buf, len)) {
 		l2tpd.stats.drops[why]++;
 		log_debug("tunnel %u: data frame for session %u before its kernel session", t->id,

@@ -54,7 +54,8 @@ ADVERSARIAL_TESTS = \
 	tests/adversarial/hide-avps.sh \
 	tests/adversarial/ctl-slow-reader.sh \
 	tests/adversarial/half-open.sh \
-	tests/adversarial/misc.sh
+	tests/adversarial/misc.sh \
+	tests/adversarial/first-answer.sh
 TESTS += $(ADVERSARIAL_TESTS)
 EXTRA_DIST += tests/adversarial/lib.sh tests/adversarial/forge.py \
 	tests/adversarial/predict-ids.py $(ADVERSARIAL_TESTS)
