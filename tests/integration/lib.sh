@@ -78,11 +78,12 @@ write_bench_confs() {
 }
 
 # start NAME NS [daemon args...]: starts l2tpv3d and waits for its socket
+START_S=20	# seconds for a daemon to answer on its socket (sanitizers, a loaded machine)
 start() {
 	local name=$1 ns=$2; shift 2
 	ip netns exec "$ns" "$D" -F -f "$W/$name.conf" "$@" >>"$W/$name.log" 2>&1 &
 	echo $! > "$W/$name.pid"
-	wait_until 5 "$C" -s "$W/$name.ctl" show daemon || { echo "$name did not start"; tail "$W/$name.log"; return 1; }
+	wait_until "$START_S" "$C" -s "$W/$name.ctl" show daemon || { echo "$name did not start"; tail "$W/$name.log"; return 1; }
 }
 
 pid_of() { cat "$W/$1.pid"; }
