@@ -396,11 +396,31 @@ static void static_tunnel_reopen(struct tunnel *t)
 	static_tunnel_lost(t->name, usl_time_cmp(up, usl_time_s(REOPEN_MIN_UP_S)) >= 0);
 }
 
+/*
+ * A peer's connection that never came up may have been opened by a forged
+ * SCCRQ: a flood of them is a few lines and a count, not a line each.
+ */
+static struct log_ratelimit half_open_rl = LOG_RATELIMIT_INIT(10, 5);
+
+static void tunnel_log_half_open_failed(const struct tunnel *t, const struct l2tp_result *why)
+{
+	log_info_rl(&half_open_rl, usl_timerset_now(l2tpd.timers),
+		    "half-open connection from %s failed (tunnel %u): result %u (%s)%s%.*s",
+		    sockaddr_ntop(&t->remote.sa), t->id, why ? why->result : 0,
+		    why ? l2tp_stopccn_result_name(why->result) : "none", why && why->message.len ?
+		    ": " : "", why ? (int)why->message.len : 0,
+		    why && why->message.p ? (const char *)why->message.p : "");
+}
+
 /* Once per tunnel, when it stops: up before ("down") or not ("failed"), and why. */
 static void tunnel_log_down(const struct tunnel *t, const struct l2tp_result *why)
 {
 	char label[CFG_NAME_MAX + 16];
 
+	if (t->origin == ORIGIN_PEER && !t->up) {
+		tunnel_log_half_open_failed(t, why);
+		return;
+	}
 	if (why == NULL) {
 		log_info("tunnel %s: %s: peer %s", tunnel_label(t, label, sizeof(label)),
 			 t->up ? "down" : "failed", sockaddr_ntop(&t->remote.sa));

@@ -275,13 +275,13 @@ bool log_ratelimit_ok(struct log_ratelimit *rl, usl_time now)
 	return true;
 }
 
-void log_warnx_rl(struct log_ratelimit *rl, usl_time now, const char *fmt, ...)
+static void log_vemit_rl(enum log_level level, struct log_ratelimit *rl, usl_time now, const char *fmt,
+			 va_list ap)
 {
 	char suffix[64] = "";
 	unsigned dropped;
-	va_list ap;
 
-	if (LOG_LVL_WARN > log_state.level)
+	if (level > log_state.level)
 		return;
 	if (!log_ratelimit_admit(rl, now, &dropped)) {
 		ratelimit_note(rl, fmt);
@@ -289,8 +289,24 @@ void log_warnx_rl(struct log_ratelimit *rl, usl_time now, const char *fmt, ...)
 	}
 	if (dropped)
 		snprintf(suffix, sizeof(suffix), " (%u similar messages suppressed)", dropped);
+	log_vemit(level, -1, suffix, fmt, ap);
+}
+
+void log_warnx_rl(struct log_ratelimit *rl, usl_time now, const char *fmt, ...)
+{
+	va_list ap;
+
 	va_start(ap, fmt);
-	log_vemit(LOG_LVL_WARN, -1, suffix, fmt, ap);
+	log_vemit_rl(LOG_LVL_WARN, rl, now, fmt, ap);
+	va_end(ap);
+}
+
+void log_info_rl(struct log_ratelimit *rl, usl_time now, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vemit_rl(LOG_LVL_INFO, rl, now, fmt, ap);
 	va_end(ap);
 }
 

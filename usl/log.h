@@ -58,6 +58,7 @@ bool log_ratelimit_admit(struct log_ratelimit *rl, usl_time now, unsigned *dropp
 /* Returns true when a message may be printed now; it reports suppressed counts. */
 bool log_ratelimit_ok(struct log_ratelimit *rl, usl_time now);
 void log_warnx_rl(struct log_ratelimit *rl, usl_time now, const char *fmt, ...) USL_PRINTF(3, 4);
+void log_info_rl(struct log_ratelimit *rl, usl_time now, const char *fmt, ...) USL_PRINTF(3, 4);
 
 /*
  * Reports every log limiter (log_ratelimit_ok, log_warnx_rl) that suppressed
