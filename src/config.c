@@ -647,6 +647,7 @@ void config_free(struct l2tpd_config *c)
 	free(c->peer_default.sessions);
 	free(c->session_profiles);
 	free(c->tunnel_profiles);
+	free(c->reserved_ifnames);
 	free(c);
 }
 
@@ -2568,6 +2569,58 @@ static bool parse_root(struct pctx *p, const config_setting_t *root)
 	return check_secrets(p);
 }
 
+/* ---- interface names the file gives: reserved (config_ifname_reserved) ---- */
+
+static void reserve_ifname(struct l2tpd_config *c, const char *name)
+{
+	if (name[0] != '\0' && strchr(name, '%') == NULL)
+		snprintf(c->reserved_ifnames[c->n_reserved_ifnames++], CFG_NAME_MAX, "%s", name);
+}
+
+static int ifname_cmp(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+static void reserve_peer_ifnames(struct l2tpd_config *c, const struct peer_profile *pp)
+{
+	for (unsigned j = 0; j < pp->n_sessions; j++)
+		reserve_ifname(c, pp->sessions[j].ifname);
+}
+
+static int index_reserved_ifnames(struct l2tpd_config *c)
+{
+	size_t n = c->n_session_profiles + c->peer_default.n_sessions;
+	unsigned i, j;
+
+	for (i = 0; i < c->n_peers; i++)
+		n += c->peers[i].n_sessions;
+	for (i = 0; i < c->n_tunnels; i++)
+		n += c->tunnels[i].n_sessions;
+	if (n == 0)
+		return 0;
+	c->reserved_ifnames = calloc(n, sizeof(*c->reserved_ifnames));
+	if (c->reserved_ifnames == NULL)
+		return -1;
+	for (i = 0; i < c->n_session_profiles; i++)
+		reserve_ifname(c, c->session_profiles[i].ifname);
+	reserve_peer_ifnames(c, &c->peer_default);
+	for (i = 0; i < c->n_peers; i++)
+		reserve_peer_ifnames(c, &c->peers[i]);
+	for (i = 0; i < c->n_tunnels; i++)
+		for (j = 0; j < c->tunnels[i].n_sessions; j++)
+			reserve_ifname(c, c->tunnels[i].sessions[j].ifname);
+	qsort(c->reserved_ifnames, c->n_reserved_ifnames, sizeof(*c->reserved_ifnames), ifname_cmp);
+	return 0;
+}
+
+bool config_ifname_reserved(const struct l2tpd_config *c, const char *name)
+{
+	return c->n_reserved_ifnames > 0 &&
+	       bsearch(name, c->reserved_ifnames, c->n_reserved_ifnames,
+		       sizeof(*c->reserved_ifnames), ifname_cmp) != NULL;
+}
+
 struct l2tpd_config *config_load(const char *path, char *err, size_t errlen)
 {
 	struct pctx p;
@@ -2650,6 +2703,11 @@ struct l2tpd_config *config_load(const char *path, char *err, size_t errlen)
 	free(p.src.text);
 	free(p.src.line_off);
 	config_destroy(&lc);
+	if (ok && index_reserved_ifnames(c) < 0) {
+		if (err && errlen)
+			snprintf(err, errlen, "%s: out of memory", path);
+		ok = false;
+	}
 	if (!ok) {
 		config_free(c);
 		return NULL;

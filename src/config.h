@@ -158,6 +158,8 @@ struct l2tpd_config {
 	char dataplane[16];			/* "kernel" (default) | "null" */
 	char state_dir[CFG_PATH_MAX];		/* default RUNSTATEDIR "/l2tpv3d" */
 	char metrics_listen[64];		/* "ADDR:PORT" for /metrics; "" (default): off */
+	char (*reserved_ifnames)[CFG_NAME_MAX];	/* sorted: the interface names the file names */
+	unsigned n_reserved_ifnames;
 
 	struct tunnel_profile *tunnel_profiles;	/* [0] is "default" */
 	unsigned n_tunnel_profiles;
@@ -191,6 +193,12 @@ const struct session_profile *config_session_profile(const struct l2tpd_config *
 /* The entry of pp for an incoming session's Remote End ID (len bytes), or NULL. */
 const struct session_match *config_match_session(const struct peer_profile *pp,
 						 const uint8_t *reid, size_t len);
+/*
+ * True when name is an interface name the configuration gives literally (a
+ * session profile's, a peers entry's session's or a static session's, with
+ * no "%d" or "%r"): a name made from a peer's Remote End ID must not take it.
+ */
+bool config_ifname_reserved(const struct l2tpd_config *c, const char *name);
 /* The peer entry called name ("default": peer_default), or NULL. */
 const struct peer_profile *config_peer_by_name(const struct l2tpd_config *c, const char *name);
 /* The most specific peer profile matching addr, or &c->peer_default. */

@@ -210,9 +210,14 @@ static bool ifname_safe(const uint8_t *p, size_t len)
 	return true;
 }
 
-/* tmpl with "%r" replaced by the Remote End ID; false when the result cannot name an interface. */
-static bool ifname_from_match(const char *tmpl, const uint8_t *reid, size_t len, char *out,
-			      size_t outlen)
+/*
+ * tmpl with "%r" replaced by the Remote End ID; NULL, or why the result
+ * cannot be the interface's name.  A name the peer's words make never
+ * begins with '-' (an option word to a careless hook) and never takes a
+ * name the configuration gives another session.
+ */
+static const char *ifname_from_match(const char *tmpl, const uint8_t *reid, size_t len, char *out,
+				     size_t outlen)
 {
 	const char *r = strstr(tmpl, "%r");
 	int n;
@@ -220,14 +225,18 @@ static bool ifname_from_match(const char *tmpl, const uint8_t *reid, size_t len,
 	if (r == NULL)
 		n = snprintf(out, outlen, "%s", tmpl);
 	else if (!ifname_safe(reid, len))
-		return false;
+		return "cannot name an interface by";
 	else
 		n = snprintf(out, outlen, "%.*s%.*s%s", (int)(r - tmpl), tmpl, (int)len,
 			     (const char *)reid, r + 2);
-	if (n <= 0 || (size_t)n >= outlen)
-		return false;
 	/* a "%d" left becomes a number of up to 5 digits (ifname_expand) */
-	return (size_t)n + (strstr(out, "%d") ? 3 : 0) <= IFNAMSIZ - 1;
+	if (n <= 0 || (size_t)n >= outlen || (size_t)n + (strstr(out, "%d") ? 3 : 0) > IFNAMSIZ - 1)
+		return "cannot name an interface by";
+	if (r != NULL && out[0] == '-')
+		return "would begin an interface name with '-' by";
+	if (r != NULL && config_ifname_reserved(l2tpd.conf, out))
+		return "would take an interface name the configuration gives another session, by";
+	return NULL;
 }
 
 /*
@@ -242,6 +251,7 @@ static int session_accept_profile(const struct tunnel *t, const uint8_t *reid, s
 	const struct peer_profile *pp = config_peer_by_name(l2tpd.conf, t->peer_entry);
 	const struct session_match *m = pp ? config_match_session(pp, reid, len) : NULL;
 	const struct session_profile *base;
+	const char *bad;
 	char id[96];
 
 	if (m == NULL && pp != NULL && pp->refuse_unknown_sessions) {
@@ -255,10 +265,9 @@ static int session_accept_profile(const struct tunnel *t, const uint8_t *reid, s
 	if (m == NULL)
 		return 0;
 	if (m->ifname[0] &&
-	    !ifname_from_match(m->ifname, reid, len, out->ifname, sizeof(out->ifname))) {
+	    (bad = ifname_from_match(m->ifname, reid, len, out->ifname, sizeof(out->ifname)))) {
 		usl_str_escape(id, sizeof(id), reid, len);
-		snprintf(why, wl, "Remote End ID \"%s\" cannot name an interface by \"%s\"", id,
-			 m->ifname);
+		snprintf(why, wl, "Remote End ID \"%s\" %s \"%s\"", id, bad, m->ifname);
 		return L2TP_CDN_NO_RESOURCES_PERM;
 	}
 	if (m->bridge[0])

@@ -73,6 +73,23 @@ out=$(bsess cust-a)
 rc=$?; log_test $rc "after a flap the new session has the same names (B cust-a, A mine-a)"
 [ $rc = 0 ] || echo "$out"
 
+# a catch-all entry names interfaces by the ID itself ("%r"): an ID may not
+# make a name that begins with '-', nor one the configuration gives another
+# session (the profile's "uplink0" here); an ordinary ID still gets its name
+sed -i 's|{ remote_end_id = "pw-\*"; ifname = "x-%r"; bridge = "br-pw"; }|&,\n { remote_end_id = "*"; ifname = "%r"; }|; s|{ name = "gold"; cookie_len = 8; }|&, { name = "up"; ifname = "uplink0"; }|' "$W/b.conf"
+ctl b reload >/dev/null && grep -q 'remote_end_id = "\*"' "$W/b.conf"
+log_test $? "B reloaded with a catch-all Remote End ID entry (ifname \"%r\") and a profile naming uplink0"
+out=$(ctl a session create tunnel name t remote-end-id -evil 2>&1)
+[ $? != 0 ] && grep -q "begin an interface name with '-'" <<<"$out" && grep -q "Remote End ID \"-evil\" would begin" "$W/b.log"
+rc=$?; log_test $rc "Remote End ID -evil: refused, the name would begin with '-'"
+[ $rc = 0 ] || echo "$out"
+out=$(ctl a session create tunnel name t remote-end-id uplink0 2>&1)
+[ $? != 0 ] && grep -q "configuration gives another session" <<<"$out"
+rc=$?; log_test $rc "Remote End ID uplink0: refused, the configuration reserves that name"
+[ $rc = 0 ] || echo "$out"
+ctl a session create tunnel name t remote-end-id ok-1 >/dev/null && [ "$(bsess ok-1 | jq -r .ifname)" = ok-1 ]
+log_test $? "Remote End ID ok-1: accepted as interface ok-1"
+
 # config errors name the setting
 printf 'peers = ( { name = "p"; match = "any"; sessions = ( { remote_end_id = "x"; ifname = "a%%q"; } ); } );\n' > "$W/bad.conf"
 out=$("$D" -n -f "$W/bad.conf" 2>&1)
