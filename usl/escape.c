@@ -46,6 +46,21 @@ static size_t utf8_len(const uint8_t *p, size_t n)
 	return len;
 }
 
+/*
+ * The bidirectional formatting characters, which reorder what a terminal or
+ * an editor shows (a peer's string could make a log line read otherwise):
+ * U+061C, U+200E-U+200F, U+202A-U+202E, U+2066-U+2069.
+ */
+static bool bidi_control(const uint8_t *p, size_t len)
+{
+	if (len == 2)
+		return p[0] == 0xd8 && p[1] == 0x9c;
+	if (len != 3 || p[0] != 0xe2)
+		return false;
+	return (p[1] == 0x80 && (p[2] == 0x8e || p[2] == 0x8f || (p[2] >= 0xaa && p[2] <= 0xae))) ||
+	       (p[1] == 0x81 && p[2] >= 0xa6 && p[2] <= 0xa9);
+}
+
 size_t usl_str_escape_flags(char *out, size_t outlen, const void *in, size_t inlen,
 			    unsigned flags)
 {
@@ -58,8 +73,8 @@ size_t usl_str_escape_flags(char *out, size_t outlen, const void *in, size_t inl
 		char unit[8];
 		size_t n = 0, len = utf8_len(p + i, inlen - i);
 
-		if (len == 2 && p[i] == 0xc2 && p[i + 1] <= 0x9f)
-			len = 0;		/* C1 control: byte by byte below */
+		if ((len == 2 && p[i] == 0xc2 && p[i + 1] <= 0x9f) || (len > 0 && bidi_control(p + i, len)))
+			len = 0;		/* C1 or bidi control: byte by byte below */
 		if (len > 0) {
 			memcpy(unit, p + i, len);
 			n = len;

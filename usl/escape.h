@@ -10,7 +10,9 @@
  *   - printable ASCII 0x20-0x7e is kept;
  *   - a well-formed UTF-8 sequence of 2 to 4 bytes (RFC 3629: no overlong
  *     form, no surrogate U+D800-U+DFFF, nothing above U+10FFFF) is kept,
- *     except the C1 controls U+0080-U+009F, whose two bytes are escaped;
+ *     except the C1 controls U+0080-U+009F and the bidirectional formatting
+ *     characters (U+061C, U+200E-U+200F, U+202A-U+202E, U+2066-U+2069),
+ *     whose bytes are escaped;
  *   - every other byte becomes "\xNN", two lowercase hex digits: C0 controls
  *     0x00-0x1f (NUL, ESC, newline...), DEL 0x7f, and each byte of an invalid,
  *     overlong or truncated sequence (the next byte is examined afresh).

@@ -42,6 +42,14 @@ static const struct {
 	{ "truncated 3-byte then ASCII", IN("\xe2\x82" "A"), "\\xe2\\x82A" },
 	{ "truncated 4-byte then valid", IN("\xf0\x9f\xc3\xa9"), "\\xf0\\x9f\xc3\xa9" },
 	{ "ESC inside a sequence", IN("\xe2\x1b\xac"), "\\xe2\\x1b\\xac" },
+	{ "RLO U+202E escaped", IN("a\xe2\x80\xae" "b"), "a\\xe2\\x80\\xaeb" },
+	{ "LRE U+202A escaped", IN("\xe2\x80\xaa"), "\\xe2\\x80\\xaa" },
+	{ "LRM U+200E escaped", IN("\xe2\x80\x8e"), "\\xe2\\x80\\x8e" },
+	{ "RLI U+2067 escaped", IN("\xe2\x81\xa7"), "\\xe2\\x81\\xa7" },
+	{ "PDI U+2069 escaped", IN("\xe2\x81\xa9"), "\\xe2\\x81\\xa9" },
+	{ "ALM U+061C escaped", IN("\xd8\x9c"), "\\xd8\\x9c" },
+	{ "U+2010 hyphen kept", IN("\xe2\x80\x90"), "\xe2\x80\x90" },
+	{ "U+202F kept", IN("\xe2\x80\xaf"), "\xe2\x80\xaf" },
 };
 
 START_TEST(test_table)
