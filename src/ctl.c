@@ -1227,11 +1227,21 @@ static void ctl_accept(int fd, short what, void *arg)
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
 }
 
-/* A socket file that nobody answers on is stale (a crashed daemon): remove it. */
+/*
+ * A socket file that nobody answers on is stale (a crashed daemon): remove
+ * it.  Anything else at that path is not ours to delete.
+ */
 static int ctl_claim_path(const struct sockaddr_un *sun, char *err, size_t errlen)
 {
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct stat st;
+	int fd;
 
+	if (lstat(sun->sun_path, &st) == 0 && !S_ISSOCK(st.st_mode)) {
+		snprintf(err, errlen, "ctl_socket %s exists and is not a socket: not removing it",
+			 sun->sun_path);
+		return -1;
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd >= 0 && connect(fd, (const struct sockaddr *)sun, sizeof(*sun)) == 0) {
 		close(fd);
 		snprintf(err, errlen, "control socket %s is in use: is another l2tpv3d running?",

@@ -843,6 +843,9 @@ static int rec_open(char *err, size_t errlen)
 		snprintf(err, errlen, "state_dir %s: %s", dir, strerror(errno));
 		return -1;
 	}
+	/* its record decides which kernel tunnels a start deletes */
+	if (path_trusted("state_dir", dir, err, errlen) < 0)
+		return -1;
 	if (rec_lock(dir, ns, err, errlen) < 0)
 		return -1;
 	snprintf(path, sizeof(path), "%s/kernel-tunnels.%lu", dir, ns);

@@ -229,6 +229,12 @@ bool sockaddr_eq_full(const struct sockaddr *a, const struct sockaddr *b);
 uint32_t sockaddr_hash_addr(const struct sockaddr *sa);
 const char *router_id_str(uint32_t id);					/* static buffer */
 uint32_t router_id_derive(const struct l2tpd_config *c);
+/*
+ * A file or directory the daemon trusts (its configuration, its state
+ * directory): owned by root or by the daemon's user, and not writable by
+ * every user.  0 (also when path does not exist), or -1 with why.
+ */
+int path_trusted(const char *what, const char *path, char *why, size_t len);
 /* pattern with its "%d" replaced by n (e.g. "l2tpeth%d"); -1 when it does not fit. */
 int ifname_expand(const char *pattern, unsigned n, char *out, size_t outlen);
 void json_add_str(json_object *o, const char *k, const char *v);

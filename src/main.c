@@ -137,6 +137,9 @@ static struct l2tpd_config *load_config(char *err, size_t errlen)
 		opt.config = NULL;
 		return config_defaults();
 	}
+	/* a check (-n) runs nothing: any file may be checked */
+	if (!opt.check_only && path_trusted("configuration", opt.config, err, errlen) < 0)
+		return NULL;
 	return config_load(opt.config, err, errlen);
 }
 
@@ -235,7 +238,8 @@ static int l2tpd_reload(json_object **summary, char *err, size_t errlen)
 		   (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000);
 	if (opt.config == NULL) {
 		c = config_defaults();
-	} else if ((c = config_load(opt.config, err, errlen)) == NULL) {
+	} else if (path_trusted("configuration", opt.config, err, errlen) < 0 ||
+		   (c = config_load(opt.config, err, errlen)) == NULL) {
 		log_warnx("reload: %s; keeping the running configuration", err);
 		sd_notifyf("READY=1");
 		return -1;

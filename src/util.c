@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "l2tpv3d.h"
 #include "usl/log.h"
@@ -235,4 +237,24 @@ int ifname_expand(const char *pattern, unsigned n, char *out, size_t outlen)
 	else
 		len = snprintf(out, outlen, "%.*s%u%s", (int)(pct - pattern), pattern, n, pct + 2);
 	return len < 0 || (size_t)len >= outlen ? -1 : 0;
+}
+
+int path_trusted(const char *what, const char *path, char *why, size_t len)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return 0;
+	if (st.st_uid != 0 && st.st_uid != geteuid()) {
+		snprintf(why, len, "%s %s is owned by uid %u, neither root nor l2tpv3d's (uid %u): "
+			 "whoever owns it controls the daemon", what, path, (unsigned)st.st_uid,
+			 (unsigned)geteuid());
+		return -1;
+	}
+	if (st.st_mode & S_IWOTH) {
+		snprintf(why, len, "%s %s is writable by every user (mode %04o): chmod o-w it",
+			 what, path, (unsigned)(st.st_mode & 07777));
+		return -1;
+	}
+	return 0;
 }

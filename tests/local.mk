@@ -35,7 +35,8 @@ INTEGRATION_TESTS = \
 	tests/integration/restart.sh \
 	tests/integration/demo.sh \
 	tests/integration/interop.sh \
-	tests/integration/ip-encap.sh
+	tests/integration/ip-encap.sh \
+	tests/integration/trust.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += tests/integration/lib.sh $(INTEGRATION_TESTS) scripts/lib.sh scripts/demo \
 	tests/integration/promcheck.py tests/integration/peer.py tests/integration/peer-lib.sh

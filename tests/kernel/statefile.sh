@@ -24,6 +24,17 @@ rc=$?
 rc=$?; log_test $rc "read-only state_dir: start fails naming the path and EROFS, no --dataplane hint"
 [ $rc = 0 ] || cat "$W/ro.log"
 
+# --- a state_dir every user may write ------------------------------------------------
+# its record decides which kernel tunnels a start deletes: refused, and said why
+mkdir -p "$W/ww" && chmod 777 "$W/ww" &&
+	sed "s|state_dir = \"[^\"]*\"|state_dir = \"$W/ww\"|; s|a.ctl|ww.ctl|" "$W/a.conf" > "$W/ww.conf"
+timeout 20 ip netns exec "$NSA" "$D" -F -f "$W/ww.conf" > "$W/ww.log" 2>&1
+rc=$?
+[ "$rc" != 0 ] && [ "$rc" != 124 ] && grep -q "state_dir $W/ww is writable by every user (mode 0777)" "$W/ww.log" &&
+	[ -z "$(ls -A "$W/ww")" ]
+rc=$?; log_test $rc "world-writable state_dir: start fails naming the path and its mode, nothing written there"
+[ $rc = 0 ] || cat "$W/ww.log"
+
 # --- a full state_dir ----------------------------------------------------------------
 mkdir -p "$W/a.state" && mount -t tmpfs -o size=64k tmpfs "$W/a.state" &&
 	start b "$NSB" && start a "$NSA"
