@@ -1109,9 +1109,22 @@ static void cc_ack_crossed_stopccn(struct l2tp_cc *cc)
 	l2tp_rd_quiesce(&cc->rd);
 }
 
+/*
+ * A StopCCN before the SCCRP (a refusal of our SCCRQ) may carry the peer's
+ * Assigned CCID: from then on it goes in the header of everything we send
+ * (5.4.3), the ZLBs that acknowledge that StopCCN included.  Without the
+ * AVP there is nothing but CCID 0 to use.
+ */
+static void cc_learn_stopccn_ccid(struct l2tp_cc *cc, const struct l2tp_msg *m)
+{
+	if (cc->peer_ccid == 0 && l2tp_msg_has(m, L2TP_AVP_ASSIGNED_CCID))
+		cc->peer_ccid = m->assigned_ccid;
+}
+
 /* 3.3.2 / 7.5: acknowledge, hold for the retransmission cycle, release. */
 static enum l2tp_drop cc_on_stopccn(struct l2tp_cc *cc, const struct l2tp_msg *m)
 {
+	cc_learn_stopccn_ccid(cc, m);
 	l2tp_reason_from_msg(&cc->reason, &m->result);
 	return cc_on_stopccn_reason(cc);
 }
@@ -1399,6 +1412,7 @@ static enum l2tp_drop cc_on_malformed(struct l2tp_cc *cc, const struct l2tp_msg 
 	if (cc->state == L2TP_CC_STOPPING)
 		return cc_drop(cc, m->bad);
 	if (m->type == L2TP_MSG_STOPCCN) {
+		cc_learn_stopccn_ccid(cc, m);
 		l2tp_reason_set(&cc->reason, L2TP_STOPCCN_GENERAL_ERROR, err, true, "%s", text);
 		cc_on_stopccn_reason(cc);
 		return cc_drop(cc, m->bad);

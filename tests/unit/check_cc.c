@@ -931,6 +931,88 @@ START_TEST(test_close_while_connecting)
 }
 END_TEST
 
+/* A hand-made control message from a peer that has no engine of its own. */
+static size_t craft_msg(uint8_t *buf, uint16_t type, uint32_t ccid, uint16_t ns, uint16_t nr,
+			uint32_t assigned_ccid)
+{
+	struct l2tp_msg m;
+	int len;
+
+	memset(&m, 0, sizeof(m));
+	m.ver = 3;
+	m.ccid = ccid;
+	m.ns = ns;
+	m.nr = nr;
+	if (type != L2TP_MSG_ZLB) {
+		m.type = type;
+		l2tp_msg_set(&m, L2TP_AVP_MESSAGE_TYPE);
+	}
+	if (type == L2TP_MSG_STOPCCN) {
+		m.result.result = L2TP_STOPCCN_NOT_AUTHORIZED;
+		m.result.message.p = (const uint8_t *)"not allowed";
+		m.result.message.len = 11;
+		l2tp_msg_set(&m, L2TP_AVP_RESULT_CODE);
+	}
+	if (assigned_ccid != 0) {
+		m.assigned_ccid = assigned_ccid;
+		l2tp_msg_set(&m, L2TP_AVP_ASSIGNED_CCID);
+	}
+	len = l2tp_msg_encode(&m, buf, L2TP_MAX_MSG, false, 0, NULL);
+	ck_assert_int_gt(len, 0);
+	return (size_t)len;
+}
+
+/* ------------------------------------------------------------------ */
+/* the peer's half: StopCCNs and ZLBs before the handshake completes */
+
+/*
+ * A responder that refuses our SCCRQ with a StopCCN carrying its Assigned
+ * CCID (it made a connection for the SCCRQ before refusing it): our ZLB,
+ * and the ZLB for each retransmission of that StopCCN, goes to that CCID
+ * (5.4.3: once received, it is in the header of every message to the peer).
+ * Without the AVP (a refusal that made no state) there is no CCID but 0.
+ */
+START_TEST(test_refusal_zlb_ccid)
+{
+	struct harness *h = h_new(45);
+	uint32_t theirs = _i == 0 ? 0x5151 : 0, want = theirs;
+	uint8_t buf[L2TP_MAX_MSG];
+	const struct h_event *ev;
+	const struct h_wire *w;
+	struct l2tp_cc *lac;
+	size_t len;
+	int i;
+
+	h->end[LNS].auto_respond = false;
+	lac = h_connect(h, LAC);
+	len = craft_msg(buf, L2TP_MSG_STOPCCN, l2tp_cc_local_ccid(lac), 0, 1, theirs);
+	h_inject_raw(h, LAC, buf, len);
+	h_run_for(h, usl_time_s(1));
+	ck_assert_int_eq(l2tp_cc_state(lac), L2TP_CC_STOPPING);
+	ev = h_last_cc_event(h, LAC, L2TP_CC_STOPPING);
+	ck_assert_ptr_nonnull(ev);
+	ck_assert_uint_eq(ev->result, L2TP_STOPCCN_NOT_AUTHORIZED);
+	ck_assert_str_eq(ev->text, "not allowed");
+	w = h_find(h, LAC, L2TP_MSG_ZLB, 0);
+	ck_assert_ptr_nonnull(w);
+	ck_assert_uint_eq(w->ccid, want);
+	ck_assert_uint_eq(l2tp_cc_peer_ccid(lac), want);
+	/* the peer retransmits its StopCCN: acknowledged again, to the same CCID */
+	h_inject_raw(h, LAC, buf, len);
+	h_run_for(h, usl_time_s(1));
+	ck_assert_int_eq(h_count(h, LAC, L2TP_MSG_ZLB), 2);
+	for (i = 0; i < 2; i++) {
+		w = h_find(h, LAC, L2TP_MSG_ZLB, i);
+		ck_assert_uint_eq(w->ccid, want);
+		ck_assert_uint_eq(w->ns, 1);
+		ck_assert_uint_eq(w->nr, 1);
+	}
+	ck_assert_int_eq(h_count(h, LAC, L2TP_MSG_STOPCCN), 0);	/* theirs ended it */
+	ck_assert_int_eq(h_count(h, LAC, L2TP_MSG_SCCRQ), 1);
+	h_free(h);
+}
+END_TEST
+
 static Suite *cc_suite(void)
 {
 	Suite *s = suite_create("cc");
@@ -940,6 +1022,7 @@ static Suite *cc_suite(void)
 	tcase_add_loop_test(tc, test_crossed_sccrq, 0, sizeof(ties) / sizeof(ties[0]));
 	tcase_add_test(tc, test_no_answer);
 	tcase_add_test(tc, test_close_while_connecting);
+	tcase_add_loop_test(tc, test_refusal_zlb_ccid, 0, 2);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("keepalive");
