@@ -611,6 +611,7 @@ struct l2tpd_config *config_defaults(void)
 	hostname_default(c);
 	c->max_tunnels = 100000;
 	c->max_sessions = 200000;
+	c->max_sessions_per_tunnel = 16384;	/* one peer cannot take every slot */
 	c->max_half_open = 1000;
 	snprintf(c->ctl_socket, sizeof(c->ctl_socket), "%s/l2tpv3d/l2tpv3d.ctl", RUNSTATEDIR);
 	c->ctl_max_clients = 64;

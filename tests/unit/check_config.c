@@ -179,7 +179,7 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(c->router_id, 0);
 	ck_assert_uint_eq(c->max_tunnels, 100000);
 	ck_assert_uint_eq(c->max_sessions, 200000);
-	ck_assert_uint_eq(c->max_sessions_per_tunnel, 0);
+	ck_assert_uint_eq(c->max_sessions_per_tunnel, 16384);
 	ck_assert_uint_eq(c->max_half_open, 1000);
 	ck_assert_uint_eq(c->ctl_max_clients, 64);
 	ck_assert_uint_eq(c->ctl_max_output, 16u << 20);
