@@ -848,13 +848,29 @@ static void cc_closed(struct l2tp_cc *cc, const char *why)
 }
 
 /*
+ * Whether a StopCCN of ours can reach a peer that keeps state for us.  With
+ * the peer's CCID known, yes.  Before its SCCRP, RFC 3931 5.4.3 sends it
+ * with CCID 0 and our Assigned CCID, for the peer's reverse lookup; we do
+ * so only once the peer acknowledged our SCCRQ: it holds a half connection
+ * then, and its acknowledgement, addressed to our CCID, shows it saw the
+ * SCCRQ.  A peer that never answered may be a forged source: nothing is
+ * reflected to it.
+ */
+static bool cc_peer_holds_state(const struct l2tp_cc *cc)
+{
+	if (cc->peer_ccid != 0)
+		return true;
+	return cc->state == L2TP_CC_WAIT_CTL_REPLY && cc->sent_sccrx && cc->rd.snd_una != 0;
+}
+
+/*
  * Sends StopCCN with cc->reason and holds (RFC 3931 4.2: until it is
- * acknowledged or one retransmission cycle has passed).  Without the
- * peer's CCID nobody could receive it: close at once.
+ * acknowledged or one retransmission cycle has passed).  When no peer
+ * holds state for us (cc_peer_holds_state), close at once.
  */
 static void cc_stop(struct l2tp_cc *cc, const char *why)
 {
-	if (cc->peer_ccid == 0) {
+	if (!cc_peer_holds_state(cc)) {
 		cc_closed(cc, why);
 		return;
 	}
@@ -1205,8 +1221,8 @@ static enum l2tp_drop cc_fsm_wait_reply(struct l2tp_cc *cc, enum cc_event ev,
 	case CC_EV_RX_STOPCCN:
 		return cc_on_stopccn(cc, m);
 	case CC_EV_CLOSE:
-		/* the peer does not know our connection yet: nothing to tell it */
-		cc_closed(cc, cc_event_names[ev]);
+		/* told only when it acknowledged our SCCRQ (cc_peer_holds_state) */
+		cc_stop(cc, cc_event_names[ev]);
 		return L2TP_DROP_NONE;
 	case CC_EV_GIVE_UP:
 		cc_closed(cc, cc_event_names[ev]);

@@ -915,22 +915,6 @@ START_TEST(test_no_answer)
 }
 END_TEST
 
-/* Administrative close before the peer answered: nothing can be sent. */
-START_TEST(test_close_while_connecting)
-{
-	struct harness *h = h_new(44);
-
-	h->end[LNS].auto_respond = false;
-	h_connect(h, LAC);
-	l2tp_cc_close(h_cc(h, LAC), L2TP_STOPCCN_NORMAL, 0, "changed my mind");
-	ck_assert_int_eq(l2tp_cc_state(h_cc(h, LAC)), L2TP_CC_CLOSED);
-	h_run_for(h, usl_time_s(10));
-	ck_assert_int_eq(h_count(h, LAC, L2TP_MSG_SCCRQ), 1);
-	ck_assert_int_eq(h_count(h, LAC, L2TP_MSG_STOPCCN), 0);
-	h_free(h);
-}
-END_TEST
-
 /* A hand-made control message from a peer that has no engine of its own. */
 static size_t craft_msg(uint8_t *buf, uint16_t type, uint32_t ccid, uint16_t ns, uint16_t nr,
 			uint32_t assigned_ccid)
@@ -961,6 +945,45 @@ static size_t craft_msg(uint8_t *buf, uint16_t type, uint32_t ccid, uint16_t ns,
 	ck_assert_int_gt(len, 0);
 	return (size_t)len;
 }
+
+/*
+ * Administrative close before the SCCRP.  Before the peer answered, nothing
+ * is sent (it may not even exist); once it acknowledged the SCCRQ it holds
+ * a half connection and is told, with CCID 0 and our Assigned CCID (5.4.3).
+ */
+START_TEST(test_close_while_connecting)
+{
+	struct harness *h = h_new(44);
+	bool acked = _i == 1;
+	uint8_t buf[L2TP_MAX_MSG];
+	struct l2tp_cc *lac;
+	struct l2tp_msg m;
+	size_t len;
+
+	h->end[LNS].auto_respond = false;
+	lac = h_connect(h, LAC);
+	if (acked) {
+		len = craft_msg(buf, L2TP_MSG_ZLB, l2tp_cc_local_ccid(lac), 0, 1, 0);
+		h_inject_raw(h, LAC, buf, len);
+		h_run_for(h, usl_time_ms(500));
+	}
+	l2tp_cc_close(lac, L2TP_STOPCCN_NORMAL, 0, "changed my mind");
+	ck_assert_int_eq(l2tp_cc_state(lac), (acked ? L2TP_CC_STOPPING : L2TP_CC_CLOSED));
+	h_run_for(h, usl_time_s(10));
+	ck_assert_int_eq(h_count(h, LAC, L2TP_MSG_SCCRQ), 1);
+	if (!acked) {
+		ck_assert_int_eq(h_count(h, LAC, L2TP_MSG_STOPCCN), 0);
+		h_free(h);
+		return;
+	}
+	ck_assert_int_ge(h_count(h, LAC, L2TP_MSG_STOPCCN), 1);
+	h_decode(h_find(h, LAC, L2TP_MSG_STOPCCN, 0), &m);
+	ck_assert_uint_eq(m.ccid, 0);
+	ck_assert_uint_eq(m.assigned_ccid, l2tp_cc_local_ccid(lac));
+	ck_assert_uint_eq(m.result.result, L2TP_STOPCCN_NORMAL);
+	h_free(h);
+}
+END_TEST
 
 /* ------------------------------------------------------------------ */
 /* the peer's half: StopCCNs and ZLBs before the handshake completes */
@@ -1013,6 +1036,120 @@ START_TEST(test_refusal_zlb_ccid)
 }
 END_TEST
 
+/*
+ * The setup deadline passes in wait-ctl-reply.  A peer that acknowledged
+ * our SCCRQ (a ZLB to our CCID, Nr 1) holds a half connection for it: it
+ * gets a StopCCN, result 2, addressed as 5.4.3 says for "SCCRQ sent, no
+ * SCCRP received yet" (CCID 0 in the header, our Assigned CCID in the AVP,
+ * for its reverse lookup), and its ACK of that ends our hold.  A peer that
+ * never answered may be a forged source: it gets nothing but the SCCRQ's
+ * retransmissions.
+ */
+START_TEST(test_setup_expired_initiator)
+{
+	struct harness *h = h_new(46);
+	bool acked = _i == 0;
+	uint8_t buf[L2TP_MAX_MSG];
+	const struct h_event *ev;
+	const struct h_wire *w;
+	struct l2tp_cc *lac;
+	struct l2tp_msg m;
+	usl_time t0;
+	size_t len;
+
+	h->end[LNS].auto_respond = false;
+	lac = h_connect(h, LAC);
+	t0 = h_now(h);
+	if (acked) {
+		len = craft_msg(buf, L2TP_MSG_ZLB, l2tp_cc_local_ccid(lac), 0, 1, 0);
+		h_inject_raw(h, LAC, buf, len);
+	}
+	h_run_for(h, usl_time_ms(60500));
+	if (!acked) {
+		h_run_for(h, usl_time_s(40));
+		ck_assert_int_eq(h_count(h, LAC, L2TP_MSG_SCCRQ), 11);
+		ck_assert_int_eq(h_count(h, LAC, L2TP_MSG_STOPCCN), 0);
+		ck_assert_int_eq(l2tp_cc_state(lac), L2TP_CC_CLOSED);
+		h_free(h);
+		return;
+	}
+	ck_assert_int_eq(h_count(h, LAC, L2TP_MSG_SCCRQ), 1);
+	ck_assert_int_eq(l2tp_cc_state(lac), L2TP_CC_STOPPING);
+	ck_assert_int_eq(h_count(h, LAC, L2TP_MSG_STOPCCN), 1);
+	w = h_find(h, LAC, L2TP_MSG_STOPCCN, 0);
+	ck_assert_int_eq(w->t.ns, usl_time_add(t0, usl_time_s(60)).ns);
+	h_decode(w, &m);
+	ck_assert_uint_eq(m.ccid, 0);
+	ck_assert_uint_eq(m.ns, 1);
+	ck_assert_uint_eq(m.nr, 0);
+	ck_assert(l2tp_msg_has(&m, L2TP_AVP_ASSIGNED_CCID));
+	ck_assert_uint_eq(m.assigned_ccid, l2tp_cc_local_ccid(lac));
+	ck_assert_uint_eq(m.result.result, L2TP_STOPCCN_GENERAL_ERROR);
+	ck_assert(m.result.has_error);
+	ck_assert_uint_eq(m.result.error, L2TP_ERR_NONE);
+	ck_assert_int_eq(m.result.message.len, 20);
+	ck_assert(memcmp(m.result.message.p, "no SCCRP within 60 s", 20) == 0);
+	/* the peer acknowledges it: our half goes at once */
+	len = craft_msg(buf, L2TP_MSG_ZLB, l2tp_cc_local_ccid(lac), 0, 2, 0);
+	h_inject_raw(h, LAC, buf, len);
+	h_run_for(h, usl_time_s(1));
+	ck_assert_int_eq(l2tp_cc_state(lac), L2TP_CC_CLOSED);
+	ev = h_last_cc_event(h, LAC, L2TP_CC_CLOSED);
+	ck_assert_ptr_nonnull(ev);
+	ck_assert_uint_eq(ev->result, L2TP_STOPCCN_GENERAL_ERROR);
+	ck_assert_int_eq(h_count(h, LAC, L2TP_MSG_STOPCCN), 1);
+	h_free(h);
+}
+END_TEST
+
+/*
+ * The same in wait-ctl-conn: the peer's ZLB acknowledged our SCCRP, no
+ * SCCCN came.  Its CCID is known from its SCCRQ: the StopCCN goes there.
+ * Unacknowledged, the SCCRP's retransmissions run out first, silently.
+ */
+START_TEST(test_setup_expired_responder)
+{
+	struct harness *h = h_new(47);
+	bool acked = _i == 0;
+	uint8_t buf[L2TP_MAX_MSG];
+	const struct h_wire *w;
+	struct l2tp_cc *lns;
+	struct l2tp_msg m;
+	usl_time t0;
+	size_t len;
+
+	len = craft_sccrq(buf, 3, L2TP_AVP_PROTOCOL_VERSION, false, L2TP_AVP_FRAMING_CAP, false);
+	h_inject_raw(h, LNS, buf, len);
+	h_run_for(h, usl_time_ms(10));
+	t0 = h_now(h);
+	lns = h_cc(h, LNS);
+	ck_assert_ptr_nonnull(lns);
+	ck_assert_int_eq(l2tp_cc_state(lns), L2TP_CC_WAIT_CTL_CONN);
+	if (acked) {
+		len = craft_msg(buf, L2TP_MSG_ZLB, l2tp_cc_local_ccid(lns), 1, 1, 0);
+		h_inject_raw(h, LNS, buf, len);
+	}
+	h_run_for(h, usl_time_ms(60500));
+	if (!acked) {
+		ck_assert_int_eq(h_count(h, LNS, L2TP_MSG_SCCRP), 5);
+		ck_assert_int_eq(h_count(h, LNS, L2TP_MSG_STOPCCN), 0);
+		ck_assert_int_eq(l2tp_cc_state(lns), L2TP_CC_CLOSED);
+		h_free(h);
+		return;
+	}
+	ck_assert_int_eq(h_count(h, LNS, L2TP_MSG_SCCRP), 1);
+	ck_assert_int_eq(l2tp_cc_state(lns), L2TP_CC_STOPPING);
+	w = h_find(h, LNS, L2TP_MSG_STOPCCN, 0);
+	ck_assert_ptr_nonnull(w);
+	ck_assert_int_eq(w->t.ns, usl_time_add(t0, usl_time_s(60)).ns);
+	h_decode(w, &m);
+	ck_assert_uint_eq(m.ccid, 0x4242);
+	ck_assert_uint_eq(m.assigned_ccid, l2tp_cc_local_ccid(lns));
+	ck_assert_uint_eq(m.result.result, L2TP_STOPCCN_GENERAL_ERROR);
+	h_free(h);
+}
+END_TEST
+
 static Suite *cc_suite(void)
 {
 	Suite *s = suite_create("cc");
@@ -1021,8 +1158,10 @@ static Suite *cc_suite(void)
 	tcase_add_loop_test(tc, test_bringup_loss, 0, sizeof(bringups) / sizeof(bringups[0]));
 	tcase_add_loop_test(tc, test_crossed_sccrq, 0, sizeof(ties) / sizeof(ties[0]));
 	tcase_add_test(tc, test_no_answer);
-	tcase_add_test(tc, test_close_while_connecting);
+	tcase_add_loop_test(tc, test_close_while_connecting, 0, 2);
 	tcase_add_loop_test(tc, test_refusal_zlb_ccid, 0, 2);
+	tcase_add_loop_test(tc, test_setup_expired_initiator, 0, 2);
+	tcase_add_loop_test(tc, test_setup_expired_responder, 0, 2);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("keepalive");
