@@ -327,6 +327,19 @@ static void born_before(struct conn *c, int s, const struct l2tp_msg *m)
 	c->side[0].synced = c->side[1].synced = false;
 }
 
+/*
+ * A kind of its own, beside zero-ccid: the peer announced its CCID in a
+ * StopCCN only (a refusal of the SCCRQ, no SCCRP), and the ZLB or ACK that
+ * acknowledges that StopCCN still carries CCID 0 (5.4.3).
+ */
+#define V_ZERO_CCID_ACK		"zero-ccid-ack"
+
+/* An ACK or ZLB from side s, Nr nr, acknowledges the StopCCN of a peer whose CCID is known. */
+static bool acks_stopccn_of_known(const struct conn *c, int s, uint16_t nr)
+{
+	return c->stop_side == !s && c->side[!s].ccid_known && seq_after(nr, c->stop_ns);
+}
+
 static void track(struct conn *c, int s, struct insp_rec *r, const struct insp_pkt *pk,
 		  const struct l2tp_msg *m, enum l2tp_drop rc)
 {
@@ -351,6 +364,10 @@ static void track(struct conn *c, int s, struct insp_rec *r, const struct insp_p
 	    c->side[!s].sent_sccrx)
 		insp_rec_violation(r, V_ZERO_CCID, "CCID 0, but the peer announced its Assigned "
 				   "CCID 0x%08x (3.2.1)", c->side[!s].ccid);
+	else if (m->ccid == 0 && is_ack && acks_stopccn_of_known(c, s, m->nr))
+		insp_rec_violation(r, V_ZERO_CCID_ACK, "CCID 0 on the acknowledgement of a StopCCN "
+				   "that announced the peer's Assigned CCID 0x%08x (5.4.3)",
+				   c->side[!s].ccid);
 	if (!usable || !fresh || is_ack || !known)
 		return;
 	if (c->from_start)

@@ -565,11 +565,33 @@ def auth_faults(cap, ex):
     cv.ack(b)
 
 
+def refusal_faults(cap, ex):
+    # B refuses A's SCCRQ with a StopCCN that carries its Assigned CCID: the
+    # ZLB that acknowledges it must go to that CCID (5.4.3), not to 0
+    a, b = pair(11)
+    cv = Conv(cap, a, b)
+    cv.sccrx(a, SCCRQ)
+    cv.stopccn(b)
+    ex(cv.ack(a), "zero-ccid-ack")
+    # the same, acknowledged to B's CCID: clean
+    a, b = pair(12)
+    cv = Conv(cap, a, b)
+    cv.sccrx(a, SCCRQ)
+    cv.stopccn(b)
+    cv.ack(a, ccid=b.ccid)
+    # a refusal without the AVP (no state made for the SCCRQ): 0 is all A has
+    a, b = pair(13)
+    cv = Conv(cap, a, b)
+    cv.sccrx(a, SCCRQ)
+    cv.stopccn(b, with_ccid=False)
+    cv.ack(a)
+
+
 def write_violations(out):
     cap = Capture()
     ex = Expect()
     for scenario in (header_faults, avp_faults, seq_faults, sccrq_backoff, state_faults,
-                     auth_faults):
+                     auth_faults, refusal_faults):
         scenario(cap, ex)
         cap.us += 5000000
     # the capture goes on a while: an acknowledgement had all the time it needed
