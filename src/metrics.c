@@ -2,8 +2,10 @@
  * src/metrics.c - the daemon's counters and gauges in the Prometheus text
  * exposition format (0.0.4): `l2tpv3ctl metrics` prints them (for
  * node_exporter's textfile collector), and with `metrics_listen` set the
- * daemon serves them on /metrics itself, with libevent's evhttp on its own
- * loop (no thread).
+ * daemon serves them on /metrics itself, on its own loop (no thread): one
+ * request per connection, at most 16 connections, each closed 10 s after
+ * its accept whatever it did, and accepting paused, never spinning, when
+ * descriptors run out.
  *
  * Names follow Prometheus conventions: the l2tpv3d_ prefix, _total on
  * counters, base units (seconds).  Every series of a family is always
@@ -13,12 +15,16 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 #include <event2/buffer.h>
-#include <event2/http.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
 
 #include "dp.h"
 #include "l2tpv3d.h"
@@ -36,11 +42,35 @@ struct census {
 	uint64_t live_retransmits;
 };
 
+#define MX_MAX_CLIENTS		16	/* scrapes at once; more are refused at once */
+#define MX_DEADLINE_S		10	/* a connection's whole life, however busy */
+#define MX_MAX_REQUEST		8192	/* request line and headers */
+#define MX_ACCEPT_PAUSE_MS	250	/* accept failing with no way out: try again after */
+
+/* One HTTP client: it sends its request, gets the reply, and goes. */
+struct mx_conn {
+	struct usl_list link;		/* mx.conns */
+	struct bufferevent *bev;
+	struct usl_timer deadline;	/* from the accept: the connection's end */
+	size_t scanned;			/* input searched for the headers' end */
+	enum { MX_REQUEST, MX_REPLY, MX_LINGER } state;
+};
+
 static struct {
-	struct evhttp *http;
-	struct evhttp_bound_socket *sock;
+	int fd;				/* listening */
+	struct usl_fd *ev;
+	int reserve_fd;			/* given up to accept a client when fds run out */
+	struct usl_timer accept_timer;	/* ends a pause of accepting */
+	struct usl_list conns;
+	unsigned clients;		/* connected now */
 	uint64_t scrapes;
-} mx;
+	uint64_t refused_max;		/* over MX_MAX_CLIENTS */
+	uint64_t refused_nofd;		/* accepts failed for want of descriptors */
+	uint64_t dropped;		/* cut off at the deadline before their reply was out */
+} mx = { .fd = -1, .reserve_fd = -1, .conns = USL_LIST_INIT(mx.conns) };
+
+static struct log_ratelimit mx_accept_rl = LOG_RATELIMIT_INIT(10, 5);
+static struct log_ratelimit mx_drop_rl = LOG_RATELIMIT_INIT(10, 5);
 
 static void census_take(struct census *c)
 {
@@ -190,6 +220,16 @@ static void control(FILE *f)
 	sample(f, "l2tpv3d_ctl_clients_dropped_total", cc.dropped_slow);
 	family(f, "l2tpv3d_metrics_scrapes_total", "counter", "HTTP scrapes of /metrics.");
 	sample(f, "l2tpv3d_metrics_scrapes_total", mx.scrapes);
+	family(f, "l2tpv3d_metrics_clients", "gauge", "Connected HTTP clients of /metrics.");
+	sample(f, "l2tpv3d_metrics_clients", mx.clients);
+	family(f, "l2tpv3d_metrics_clients_refused_total", "counter",
+	       "HTTP clients refused (16 connected, out of descriptors).");
+	labelled(f, "l2tpv3d_metrics_clients_refused_total", "reason", "max_clients", mx.refused_max);
+	labelled(f, "l2tpv3d_metrics_clients_refused_total", "reason", "no_descriptor",
+		 mx.refused_nofd);
+	family(f, "l2tpv3d_metrics_clients_dropped_total", "counter",
+	       "HTTP clients cut off at the 10 s deadline before their reply was written.");
+	sample(f, "l2tpv3d_metrics_clients_dropped_total", mx.dropped);
 }
 
 static void identity(FILE *f)
@@ -229,46 +269,264 @@ char *metrics_text(size_t *len)
 
 /* ---- /metrics over HTTP ------------------------------------------------- */
 
-static void http_metrics(struct evhttp_request *req, void *arg)
+/*
+ * One request per connection: the reply says "Connection: close", so a
+ * connection's whole life (request, reply, the client's close) fits one
+ * absolute deadline, which a client sending a byte at a time cannot
+ * stretch.  libevent 2.1's evhttp cannot do this: it has no connection
+ * cap, its timeout is per read, it cannot be handed an accepted socket,
+ * and its listener spins when accept() fails for want of descriptors.
+ */
+static void conn_free(struct mx_conn *c)
 {
-	struct evbuffer *out;
+	usl_list_del(&c->link);
+	usl_timer_cancel(&c->deadline);
+	bufferevent_free(c->bev);
+	free(c);
+	mx.clients--;
+}
+
+static void free_text(const void *data, size_t len, void *arg)
+{
+	(void)len;
+	(void)arg;
+	free((void *)data);
+}
+
+/* Queues the whole reply; the body only when it is not a HEAD. */
+static void reply(struct mx_conn *c, const char *status, const char *extra,
+		  char *body, size_t len, bool head, const char *type)
+{
+	struct evbuffer *out = bufferevent_get_output(c->bev);
+
+	evbuffer_add_printf(out, "HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
+			    "Connection: close\r\n%s\r\n", status, type, len, extra);
+	if (!head && len > 0 && evbuffer_add_reference(out, body, len, free_text, NULL) == 0)
+		body = NULL;
+	free(body);
+	c->state = MX_REPLY;
+	bufferevent_disable(c->bev, EV_READ);
+}
+
+static void reply_error(struct mx_conn *c, const char *status, const char *extra, bool head)
+{
+	char *body = NULL;
+	int n = asprintf(&body, "%s\n", status);
+
+	reply(c, status, extra, n < 0 ? NULL : body, n < 0 ? 0 : (size_t)n, head,
+	      "text/plain; charset=utf-8");
+}
+
+/* The request line: METHOD SP TARGET SP HTTP/1.x; the headers are not read. */
+static void serve(struct mx_conn *c, char *line)
+{
+	char *method = line, *target, *version;
+	bool head;
 	size_t len;
 	char *text;
 
-	(void)arg;
-	if (evhttp_request_get_command(req) != EVHTTP_REQ_GET &&
-	    evhttp_request_get_command(req) != EVHTTP_REQ_HEAD) {
-		evhttp_send_error(req, 405, "Method Not Allowed");
+	target = strchr(method, ' ');
+	version = target == NULL ? NULL : strchr(target + 1, ' ');
+	if (version == NULL || target == method || target[1] != '/' ||
+	    strncmp(version + 1, "HTTP/1.", 7) != 0) {
+		reply_error(c, "400 Bad Request", "", false);
+		return;
+	}
+	*target++ = '\0';
+	*version = '\0';
+	head = strcmp(method, "HEAD") == 0;
+	if (strcmp(target, "/metrics") != 0 && strncmp(target, "/metrics?", 9) != 0) {
+		reply_error(c, "404 Not Found (try /metrics)", "", head);
+		return;
+	}
+	if (!head && strcmp(method, "GET") != 0) {
+		reply_error(c, "405 Method Not Allowed", "Allow: GET, HEAD\r\n", false);
 		return;
 	}
 	mx.scrapes++;		/* this one included */
 	text = metrics_text(&len);
-	out = evbuffer_new();
-	if (text == NULL || out == NULL) {
-		free(text);
-		if (out != NULL)
-			evbuffer_free(out);
-		evhttp_send_error(req, 500, "Internal Server Error");
+	if (text == NULL) {
+		reply_error(c, "500 Internal Server Error", "", head);
 		return;
 	}
-	evbuffer_add(out, text, len);
-	free(text);
-	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
-			  "text/plain; version=0.0.4; charset=utf-8");
-	evhttp_send_reply(req, 200, "OK", out);
-	evbuffer_free(out);
+	reply(c, "200 OK", "", text, len, head, "text/plain; version=0.0.4; charset=utf-8");
 }
 
-static void http_other(struct evhttp_request *req, void *arg)
+/* Where the request's headers end (an empty line, CRLF or LF), or NULL. */
+static const char *headers_end(const char *p, size_t len, size_t from)
 {
-	(void)arg;
-	evhttp_send_error(req, 404, "Not Found (try /metrics)");
+	for (size_t i = from; i < len; i++) {
+		if (p[i] != '\n')
+			continue;
+		if (i + 1 < len && p[i + 1] == '\n')
+			return p + i + 2;
+		if (i + 2 < len && p[i + 1] == '\r' && p[i + 2] == '\n')
+			return p + i + 3;
+	}
+	return NULL;
 }
 
-/* "ADDR:PORT" or "[V6]:PORT" into host and port; -1 when it is neither. */
-static int host_port(const char *s, char *host, size_t hostlen, unsigned *port)
+static void conn_read(struct bufferevent *bev, void *arg)
+{
+	struct mx_conn *c = arg;
+	struct evbuffer *in = bufferevent_get_input(bev);
+	size_t len = evbuffer_get_length(in);
+	char *p, *eol;
+
+	if (c->state != MX_REQUEST) {
+		evbuffer_drain(in, len);	/* lingering: whatever the client still sends */
+		return;
+	}
+	if (len > MX_MAX_REQUEST)
+		len = MX_MAX_REQUEST;
+	p = (char *)evbuffer_pullup(in, (ssize_t)len);
+	if (p == NULL || headers_end(p, len, c->scanned) == NULL) {
+		if (len == MX_MAX_REQUEST)
+			reply_error(c, "431 Request Header Fields Too Large", "", false);
+		c->scanned = len > 2 ? len - 2 : 0;	/* an empty line may straddle reads */
+		return;
+	}
+	eol = memchr(p, '\n', len);	/* there is one: the headers ended */
+	if (eol > p && eol[-1] == '\r')
+		eol--;
+	*eol = '\0';
+	serve(c, p);
+	evbuffer_drain(in, evbuffer_get_length(in));
+}
+
+/* The reply is out: half-close, then read until the client closes (no RST on its data). */
+static void conn_write(struct bufferevent *bev, void *arg)
+{
+	struct mx_conn *c = arg;
+
+	if (c->state != MX_REPLY || evbuffer_get_length(bufferevent_get_output(bev)) > 0)
+		return;
+	c->state = MX_LINGER;
+	shutdown(bufferevent_getfd(bev), SHUT_WR);
+	bufferevent_enable(bev, EV_READ);
+}
+
+static void conn_event(struct bufferevent *bev, short what, void *arg)
+{
+	(void)bev;
+	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))
+		conn_free(arg);
+}
+
+static void conn_deadline(struct usl_timer *t)
+{
+	struct mx_conn *c = usl_container_of(t, struct mx_conn, deadline);
+
+	if (c->state != MX_LINGER) {
+		mx.dropped++;
+		log_warnx_rl(&mx_drop_rl, usl_timerset_now(l2tpd.timers),
+			     "metrics: a client still connected after %d s: closed",
+			     MX_DEADLINE_S);
+	}
+	conn_free(c);
+}
+
+/* Best effort: one line saying why, then the close. */
+static void refuse(int cfd, const char *why)
+{
+	char msg[160];
+	int n = snprintf(msg, sizeof(msg), "HTTP/1.1 503 Service Unavailable\r\n"
+			 "Content-Length: %zu\r\nConnection: close\r\n\r\n%s\n",
+			 strlen(why) + 1, why);
+
+	if (n > 0 && (size_t)n < sizeof(msg))
+		(void)send(cfd, msg, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
+	close(cfd);
+}
+
+static void accept_pause(void)
+{
+	usl_fd_set_events(mx.ev, 0);
+	usl_timer_arm(l2tpd.timers, &mx.accept_timer, usl_time_ms(MX_ACCEPT_PAUSE_MS));
+}
+
+static void accept_resume(struct usl_timer *t)
+{
+	(void)t;
+	if (mx.reserve_fd < 0)
+		mx.reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	usl_fd_set_events(mx.ev, USL_READ);
+}
+
+/*
+ * Out of descriptors with a client waiting: the listening socket stays
+ * readable, so returning would spin.  The reserve descriptor makes room to
+ * accept the client and refuse it; without one, accepting pauses.
+ */
+static void accept_starved(int fd, int err)
+{
+	int cfd, aerr;
+
+	mx.refused_nofd++;
+	log_warnx_rl(&mx_accept_rl, usl_timerset_now(l2tpd.timers),
+		     "metrics: accept: %s (refusing scrapes until descriptors free up)",
+		     strerror(err));
+	if (mx.reserve_fd >= 0) {
+		close(mx.reserve_fd);
+		cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		aerr = errno;
+		if (cfd >= 0)
+			refuse(cfd, "l2tpv3d is out of file descriptors");
+		mx.reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (mx.reserve_fd >= 0 && (cfd >= 0 || aerr == EAGAIN || aerr == ECONNABORTED))
+			return;
+	}
+	accept_pause();
+}
+
+static void on_accept(int fd, short what, void *arg)
+{
+	struct mx_conn *c;
+	int cfd;
+
+	(void)what;
+	(void)arg;
+	cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (cfd < 0) {
+		int e = errno;
+
+		if (e == EMFILE || e == ENFILE) {
+			accept_starved(fd, e);
+		} else if (e != EAGAIN && e != EINTR && e != ECONNABORTED) {
+			/* ENOBUFS, ENOMEM...: the client stays queued, so wait rather than spin */
+			log_warnx_rl(&mx_accept_rl, usl_timerset_now(l2tpd.timers),
+				     "metrics: accept: %s", strerror(e));
+			accept_pause();
+		}
+		return;
+	}
+	if (mx.clients >= MX_MAX_CLIENTS) {
+		mx.refused_max++;
+		log_warnx_rl(&mx_accept_rl, usl_timerset_now(l2tpd.timers),
+			     "metrics: %u clients connected: refusing another", mx.clients);
+		refuse(cfd, "too many connections");
+		return;
+	}
+	c = calloc(1, sizeof(*c));
+	if (c == NULL || (c->bev = bufferevent_socket_new(usl_loop_base(l2tpd.loop), cfd,
+							    BEV_OPT_CLOSE_ON_FREE)) == NULL) {
+		free(c);
+		close(cfd);
+		return;
+	}
+	mx.clients++;
+	usl_list_add_tail(&mx.conns, &c->link);
+	usl_timer_init(&c->deadline, conn_deadline);
+	usl_timer_arm(l2tpd.timers, &c->deadline, usl_time_s(MX_DEADLINE_S));
+	bufferevent_setcb(c->bev, conn_read, conn_write, conn_event, c);
+	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+}
+
+/* "ADDR:PORT" or "[V6]:PORT" into an address; -1 when it is neither. */
+static int parse_listen(const char *s, union saddr *sa, socklen_t *salen)
 {
 	const char *colon = strrchr(s, ':');
+	char host[INET6_ADDRSTRLEN + 2];
 	size_t n;
 	char *end;
 	unsigned long p;
@@ -283,52 +541,87 @@ static int host_port(const char *s, char *host, size_t hostlen, unsigned *port)
 		s++;
 		n -= 2;
 	}
-	if (n == 0 || n >= hostlen)
+	if (n == 0 || n >= sizeof(host))
 		return -1;
 	memcpy(host, s, n);
 	host[n] = '\0';
-	*port = (unsigned)p;
-	return 0;
+	memset(sa, 0, sizeof(*sa));
+	if (inet_pton(AF_INET, host, &sa->in4.sin_addr) == 1) {
+		sa->in4.sin_family = AF_INET;
+		sa->in4.sin_port = htons((uint16_t)p);
+		*salen = sizeof(sa->in4);
+		return 0;
+	}
+	if (inet_pton(AF_INET6, host, &sa->in6.sin6_addr) == 1) {
+		sa->in6.sin6_family = AF_INET6;
+		sa->in6.sin6_port = htons((uint16_t)p);
+		*salen = sizeof(sa->in6);
+		return 0;
+	}
+	return -1;
+}
+
+static bool is_loopback(const union saddr *sa)
+{
+	const struct in6_addr *a6 = &sa->in6.sin6_addr;
+
+	if (sa->sa.sa_family == AF_INET)
+		return (ntohl(sa->in4.sin_addr.s_addr) >> 24) == 127;
+	return IN6_IS_ADDR_LOOPBACK(a6) || (IN6_IS_ADDR_V4MAPPED(a6) && a6->s6_addr[12] == 127);
 }
 
 int metrics_init(const struct l2tpd_config *c, char *err, size_t errlen)
 {
-	char host[INET6_ADDRSTRLEN + 2];
-	unsigned port;
+	union saddr sa;
+	socklen_t salen;
+	int one = 1;
 
 	if (c->metrics_listen[0] == '\0')
 		return 0;
-	if (host_port(c->metrics_listen, host, sizeof(host), &port) < 0) {
+	if (parse_listen(c->metrics_listen, &sa, &salen) < 0) {
 		snprintf(err, errlen, "metrics_listen '%s': not ADDRESS:PORT", c->metrics_listen);
 		return -1;
 	}
-	mx.http = evhttp_new(usl_loop_base(l2tpd.loop));
-	if (mx.http == NULL) {
-		snprintf(err, errlen, "metrics: cannot create the HTTP server");
-		return -1;
-	}
-	/* scrapes are small: a slow or idle client cannot hold the loop */
-	evhttp_set_timeout(mx.http, 10);
-	evhttp_set_max_headers_size(mx.http, 8192);
-	evhttp_set_max_body_size(mx.http, 1024);
-	evhttp_set_cb(mx.http, "/metrics", http_metrics, NULL);
-	evhttp_set_gencb(mx.http, http_other, NULL);
-	mx.sock = evhttp_bind_socket_with_handle(mx.http, host, (uint16_t)port);
-	if (mx.sock == NULL) {
+	mx.fd = socket(sa.sa.sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (mx.fd < 0 || setsockopt(mx.fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(mx.fd, &sa.sa, salen) < 0 || listen(mx.fd, 128) < 0) {
 		snprintf(err, errlen, "metrics_listen %s: cannot listen: %s", c->metrics_listen,
 			 strerror(errno));
-		evhttp_free(mx.http);
-		mx.http = NULL;
+		if (mx.fd >= 0)
+			close(mx.fd);
+		mx.fd = -1;
 		return -1;
 	}
+	mx.ev = usl_fd_add(l2tpd.loop, mx.fd, USL_READ, on_accept, NULL);
+	if (mx.ev == NULL) {
+		snprintf(err, errlen, "metrics: cannot watch the listening socket");
+		close(mx.fd);
+		mx.fd = -1;
+		return -1;
+	}
+	mx.reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (mx.reserve_fd < 0)
+		log_warn("metrics: reserve descriptor: /dev/null");
+	usl_timer_init(&mx.accept_timer, accept_resume);
 	log_info("metrics: serving /metrics on %s", c->metrics_listen);
+	if (!is_loopback(&sa))
+		log_warnx("metrics: %s is not a loopback address: /metrics has no authentication "
+			  "and lists every peer's address", c->metrics_listen);
 	return 0;
 }
 
 void metrics_shutdown(void)
 {
-	if (mx.http != NULL)
-		evhttp_free(mx.http);
-	mx.http = NULL;
-	mx.sock = NULL;
+	while (!usl_list_empty(&mx.conns))
+		conn_free(usl_list_first_entry(&mx.conns, struct mx_conn, link));
+	usl_timer_cancel(&mx.accept_timer);
+	if (mx.ev != NULL)
+		usl_fd_del(mx.ev);
+	mx.ev = NULL;
+	if (mx.fd >= 0)
+		close(mx.fd);
+	mx.fd = -1;
+	if (mx.reserve_fd >= 0)
+		close(mx.reserve_fd);
+	mx.reserve_fd = -1;
 }
