@@ -616,6 +616,7 @@ struct l2tpd_config *config_defaults(void)
 	snprintf(c->ctl_socket, sizeof(c->ctl_socket), "%s/l2tpv3d/l2tpv3d.ctl", RUNSTATEDIR);
 	c->ctl_max_clients = 64;
 	c->ctl_max_output = 16u << 20;
+	c->ctl_idle_timeout = 300;
 	snprintf(c->log_level, sizeof(c->log_level), "info");
 	snprintf(c->dataplane, sizeof(c->dataplane), "kernel");
 	snprintf(c->state_dir, sizeof(c->state_dir), "%s/l2tpv3d", RUNSTATEDIR);
@@ -1724,6 +1725,7 @@ static const struct opt global_opts[] = {
 	O_STR(G, "ctl_group", ctl_group, check_group),
 	O_UINT(G, "ctl_max_clients", ctl_max_clients, 1, 65536, NULL),
 	O_UINT(G, "ctl_max_output", ctl_max_output, 65536, UINT32_MAX, NULL),
+	O_UINT(G, "ctl_idle_timeout", ctl_idle_timeout, 1, 86400, NULL),
 	O_WORD(G, "log_level", log_level, log_level_names),
 	O_WORD(G, "dataplane", dataplane, dataplane_names),
 	O_STR(G, "state_dir", state_dir, check_abspath),
@@ -1877,7 +1879,8 @@ const char *const config_known_settings[] = {
 	"global.metrics_listen",
 	"global.max_sessions", "global.max_sessions_per_tunnel", "global.max_half_open",
 	"global.snmp_config_id", "global.ctl_socket", "global.ctl_group",
-	"global.ctl_max_clients", "global.ctl_max_output", "global.log_level",
+	"global.ctl_max_clients", "global.ctl_max_output", "global.ctl_idle_timeout",
+	"global.log_level",
 	"global.dataplane", "global.state_dir",
 
 	"tunnel_profiles.name", "tunnel_profiles.encap", "tunnel_profiles.udp_src_port",

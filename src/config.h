@@ -154,6 +154,7 @@ struct l2tpd_config {
 	char ctl_group[CFG_NAME_MAX];		/* empty: the daemon's group */
 	uint32_t ctl_max_clients;		/* default 64: control connections at once */
 	uint32_t ctl_max_output;		/* default 16 MiB: unread output before a drop */
+	uint32_t ctl_idle_timeout;		/* default 300 s: an idle client (not a monitor) is closed */
 	char log_level[16];			/* "err" | "warn" | "info" (default) | "debug" */
 	char dataplane[16];			/* "kernel" (default) | "null" */
 	char state_dir[CFG_PATH_MAX];		/* default RUNSTATEDIR "/l2tpv3d" */

@@ -43,6 +43,7 @@
 #define CTL_OUTPUT_RESUME	(CTL_OUTPUT_PAUSE / 2)
 #define CTL_STALL_MS		2000	/* over ctl_max_output and reading nothing this long */
 #define CTL_ACCEPT_PAUSE_MS	250	/* accept failing with no way out: try again after */
+#define CTL_IDLE_SWEEP_MS	5000	/* how often idle clients are looked for */
 
 struct ctl_conn {
 	struct usl_list link;		/* conns */
@@ -58,6 +59,7 @@ struct ctl_conn {
 	bool req_quiet;			/* the request being dispatched asked for no data */
 	uint64_t drained;		/* output bytes the socket took (the client read them) */
 	uint64_t drained_mark;		/* drained when the stall timer was armed */
+	usl_time active_at;		/* its last request, or its connect */
 	struct usl_timer timer;		/* stall check, or the deferred free of a drop */
 };
 
@@ -75,6 +77,8 @@ static char ctl_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 static struct usl_list conns = USL_LIST_INIT(conns);
 static int reserve_fd = -1;		/* given up to accept a client when fds run out */
 static struct usl_timer accept_timer;	/* ends a pause of accepting */
+static struct usl_timer idle_timer;	/* closes clients idle past ctl_idle_timeout */
+static unsigned n_monitors;
 static struct log_ratelimit accept_rl = LOG_RATELIMIT_INIT(10, 5);
 static struct log_ratelimit slow_rl = LOG_RATELIMIT_INIT(10, 5);
 
@@ -805,6 +809,7 @@ static void h_stats(struct ctl_conn *c, int64_t id, json_object *args)
 	json_add_int(g, "ctl_clients_refused", (int64_t)l2tpd.ctl.refused);
 	json_add_int(g, "ctl_clients_dropped_slow", (int64_t)l2tpd.ctl.dropped_slow);
 	json_add_int(g, "ctl_accept_emfile", (int64_t)l2tpd.ctl.accept_emfile);
+	json_add_int(g, "ctl_clients_evicted_idle", (int64_t)l2tpd.ctl.evicted_idle);
 	json_add_int(g, "refusals_sent", (int64_t)l2tpd.stats.refusals_sent);
 	json_add_int(g, "refusals_suppressed", (int64_t)l2tpd.stats.refusals_suppressed);
 	json_add_int(g, "half_open_evicted", (int64_t)l2tpd.stats.half_open_evicted);
@@ -837,6 +842,7 @@ static void stats_reset_global(void)
 	memset(&l2tpd.stats, 0, sizeof(l2tpd.stats));
 	l2tpd.stats.retransmits = 0 - live;
 	l2tpd.ctl.refused = l2tpd.ctl.dropped_slow = l2tpd.ctl.accept_emfile = 0;
+	l2tpd.ctl.evicted_idle = 0;
 	log_info("control: counters reset");
 }
 
@@ -911,6 +917,14 @@ static bool arg_event_kinds(json_object *args, uint32_t *mask, struct argerr *e)
 	return true;
 }
 
+/* Monitors stay connected: a few slots are kept for short requests (reload). */
+static unsigned monitors_max(void)
+{
+	unsigned n = l2tpd.conf->ctl_max_clients, reserve = n / 8 ? n / 8 : 1;
+
+	return n > reserve ? n - reserve : 0;
+}
+
 static void h_monitor(struct ctl_conn *c, int64_t id, json_object *args)
 {
 	static const char *const known[] = { "events", NULL };
@@ -922,6 +936,13 @@ static void h_monitor(struct ctl_conn *c, int64_t id, json_object *args)
 		return conn_reply(c, id, CTL_E_INVALID, e.msg, NULL);
 	o = json_object_new_object();
 	json_object_object_add(o, "monitoring", json_object_new_boolean(1));
+	if (!c->monitor && n_monitors >= monitors_max()) {
+		json_object_put(o);
+		return conn_reply(c, id, CTL_E_LIMIT, "too many monitors: the last control slots "
+				  "are kept for requests such as reload", NULL);
+	}
+	if (!c->monitor)
+		n_monitors++;
 	c->monitor = true;
 	c->monitor_id = id;
 	c->monitor_events = mask;
@@ -1020,8 +1041,60 @@ static void conn_free(struct ctl_conn *c)
 	usl_timer_cancel(&c->timer);
 	evbuffer_remove_cb_entry(bufferevent_get_output(c->bev), c->out_cb);
 	bufferevent_free(c->bev);
+	if (c->monitor)
+		n_monitors--;
 	free(c);
 	l2tpd.ctl.clients--;
+}
+
+/* Idle: connected, no request of its own waiting, nothing unread, not a monitor. */
+static bool conn_idle(const struct ctl_conn *c)
+{
+	return !c->monitor && !c->closing && usl_list_empty(&c->reqs) && conn_pending(c) == 0 &&
+	       evbuffer_get_length(bufferevent_get_input(c->bev)) == 0;
+}
+
+/* Tells an idle client why it goes (one non-blocking line) and frees it now. */
+static void conn_evict(struct ctl_conn *c, const char *why)
+{
+	char line[256];
+	int n = snprintf(line, sizeof(line), "{\"id\":0,\"status\":\"limit\",\"error\":\"%s\"}\n",
+			 why);
+
+	l2tpd.ctl.evicted_idle++;
+	if (n > 0 && (size_t)n < sizeof(line))
+		(void)send(bufferevent_getfd(c->bev), line, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
+	conn_free(c);
+}
+
+/* The client idle the longest, or NULL (at most ctl_max_clients to look at). */
+static struct ctl_conn *conn_idlest(void)
+{
+	struct ctl_conn *best = NULL;
+	struct usl_list *pos;
+
+	usl_list_foreach(pos, &conns) {
+		struct ctl_conn *c = usl_container_of(pos, struct ctl_conn, link);
+
+		if (conn_idle(c) && (best == NULL || usl_time_cmp(c->active_at, best->active_at) < 0))
+			best = c;
+	}
+	return best;
+}
+
+static void on_idle_timer(struct usl_timer *t)
+{
+	usl_time now = usl_timerset_now(l2tpd.timers);
+	usl_time limit = usl_time_s(l2tpd.conf->ctl_idle_timeout);
+	struct usl_list *pos, *tmp;
+
+	usl_list_foreach_safe(pos, tmp, &conns) {
+		struct ctl_conn *c = usl_container_of(pos, struct ctl_conn, link);
+
+		if (conn_idle(c) && usl_time_cmp(usl_time_sub(now, c->active_at), limit) >= 0)
+			conn_evict(c, "idle for ctl_idle_timeout: closed");
+	}
+	usl_timer_arm(l2tpd.timers, t, usl_time_ms(CTL_IDLE_SWEEP_MS));
 }
 
 /* Flushes what is queued, then closes (conn_write sees the output empty). */
@@ -1041,6 +1114,7 @@ static void conn_read(struct bufferevent *bev, void *arg)
 
 	while (!c->closing && !c->paused &&
 	       (line = evbuffer_readln(in, &len, EVBUFFER_EOL_LF)) != NULL) {
+		c->active_at = usl_timerset_now(l2tpd.timers);
 		if (len > 0)
 			conn_dispatch(c, line, len);
 		usl_loop_mem_free(line);	/* libevent's memory */
@@ -1195,6 +1269,9 @@ static void ctl_accept(int fd, short what, void *arg)
 		}
 		return;
 	}
+	/* full: the client idle the longest makes room (idle ones cannot lock others out) */
+	if (l2tpd.ctl.clients >= l2tpd.conf->ctl_max_clients && (c = conn_idlest()) != NULL)
+		conn_evict(c, "idle while ctl_max_clients was reached: closed for a new client");
 	if (l2tpd.ctl.clients >= l2tpd.conf->ctl_max_clients) {
 		l2tpd.ctl.refused++;
 		log_warnx_rl(&accept_rl, usl_timerset_now(l2tpd.timers),
@@ -1219,6 +1296,7 @@ static void ctl_accept(int fd, short what, void *arg)
 		return;
 	}
 	l2tpd.ctl.clients++;
+	c->active_at = usl_timerset_now(l2tpd.timers);
 	usl_list_init(&c->reqs);
 	usl_list_add_tail(&conns, &c->link);
 	usl_timer_init(&c->timer, conn_timer);
@@ -1293,6 +1371,8 @@ int ctl_init(const struct l2tpd_config *c, char *err, size_t errlen)
 	if (reserve_fd < 0)
 		log_warn("control: reserve descriptor: /dev/null");
 	usl_timer_init(&accept_timer, accept_resume);
+	usl_timer_init(&idle_timer, on_idle_timer);
+	usl_timer_arm(l2tpd.timers, &idle_timer, usl_time_ms(CTL_IDLE_SWEEP_MS));
 	snprintf(ctl_path, sizeof(ctl_path), "%s", sun.sun_path);
 	chmod(ctl_path, 0660);
 	if (c->ctl_group[0]) {
@@ -1315,6 +1395,7 @@ void ctl_shutdown(void)
 	while (!usl_list_empty(&conns))
 		conn_free(usl_container_of(conns.next, struct ctl_conn, link));
 	usl_timer_cancel(&accept_timer);
+	usl_timer_cancel(&idle_timer);
 	if (reserve_fd >= 0)
 		close(reserve_fd);
 	reserve_fd = -1;

@@ -80,6 +80,7 @@ struct ctl_counters {
 	uint64_t refused;		/* over ctl_max_clients */
 	uint64_t dropped_slow;		/* over ctl_max_output and not reading */
 	uint64_t accept_emfile;		/* accepts failed for want of descriptors */
+	uint64_t evicted_idle;		/* idle clients closed: their deadline, or a slot needed */
 };
 
 /* A remote LCCE: found by (family, address, port 0) in the peer hash. */

@@ -56,7 +56,9 @@ ADVERSARIAL_TESTS = \
 	tests/adversarial/ctl-slow-reader.sh \
 	tests/adversarial/half-open.sh \
 	tests/adversarial/misc.sh \
-	tests/adversarial/first-answer.sh
+	tests/adversarial/first-answer.sh \
+	tests/adversarial/ctl-idle.sh \
+	tests/adversarial/metrics-endpoint.sh
 TESTS += $(ADVERSARIAL_TESTS)
 EXTRA_DIST += tests/adversarial/lib.sh tests/adversarial/forge.py \
 	tests/adversarial/predict-ids.py $(ADVERSARIAL_TESTS)

@@ -73,12 +73,15 @@ struct usl_sig {
 /* While probing, a backend that fails to start is expected, not news. */
 static bool libevent_quiet;
 
+/* libevent warns from inside its loop (a failing accept, a failing epoll_ctl): limited. */
+static struct log_ratelimit libevent_rl = LOG_RATELIMIT_INIT(10, 5);
+
 static void libevent_log(int severity, const char *msg)
 {
 	if (libevent_quiet)
 		return;
 	if (severity >= EVENT_LOG_WARN)
-		log_warnx("libevent: %s", msg);
+		log_warnx_rl(&libevent_rl, usl_clock_now(&usl_clock_coarse), "libevent: %s", msg);
 	else
 		log_debug("libevent: %s", msg);
 }
