@@ -334,6 +334,8 @@ void transport_tunnel_close(struct tunnel *t);
 /* UDP receive-buffer drops in this network namespace (all sockets). */
 uint64_t transport_udp_rcvbuf_errors(void);
 int transport_tunnel_connect(struct tunnel *t, const struct sockaddr *peer);
+/* The tunnel whose socket is connected from local to remote (addresses and ports), or NULL. */
+struct tunnel *transport_path_holder(const struct sockaddr *local, const struct sockaddr *remote);
 int transport_send(struct tunnel *t, const uint8_t *buf, size_t len);
 /* Answers rx from its listener (StopCCN refusals before a tunnel exists). */
 int transport_listener_reply(const struct l2tp_rx *rx, const uint8_t *buf, size_t len);

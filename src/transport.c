@@ -112,6 +112,14 @@ static bool path_taken(const struct sockaddr *local, const struct sockaddr *remo
 	return usl_hash_lookup(&ports.paths, &k, path_hash(local, remote)) != NULL;
 }
 
+struct tunnel *transport_path_holder(const struct sockaddr *local, const struct sockaddr *remote)
+{
+	struct path_key k = { local, remote };
+	struct usl_hnode *n = usl_hash_lookup(&ports.paths, &k, path_hash(local, remote));
+
+	return n ? usl_container_of(n, struct tunnel, by_path) : NULL;
+}
+
 static void path_index(struct tunnel *t)
 {
 	usl_hash_insert(&ports.paths, &t->by_path, path_hash(&t->local.sa, &t->remote.sa));
@@ -778,6 +786,10 @@ static void bind_error(const struct tunnel *t, char *err, size_t errlen)
 	if (e == EADDRINUSE && t->prof->udp_src_port == CFG_SPORT_EPHEMERAL)
 		hint = " (no free ephemeral port: widen net.ipv4.ip_local_port_range, or set "
 		       "udp_src_port = \"1701\" in the tunnel profile to share the listener's port)";
+	else if (e == EADDRINUSE && t->origin == ORIGIN_PEER && t->prof->udp_src_port == CFG_SPORT_1701)
+		hint = " (responder_port = \"listener\" answers each peer address and port with one "
+		       "tunnel, and this one has it: the peer must send from another port, or use "
+		       "responder_port = \"auto\")";
 	else if (e == EADDRINUSE && t->origin == ORIGIN_PEER)
 		hint = " (all our ports carry a tunnel to this peer port: widen "
 		       "net.ipv4.ip_local_port_range)";

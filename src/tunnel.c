@@ -1122,6 +1122,29 @@ static bool half_open_make_room(void)
 	return l2tpd.n_half_open < l2tpd.conf->max_half_open;
 }
 
+/*
+ * A new SCCRQ from the address and port of a peer's half-open connection on
+ * our listener's port: that connection's SCCCN never came, and its SCCRQ
+ * may have been forged to hold the path (one tunnel per peer address and
+ * port shares the listener's port).  It gives way, silently, as when the
+ * half-open table is full.
+ */
+static void half_open_yield_path(const struct l2tp_rx *rx)
+{
+	static struct log_ratelimit rl = LOG_RATELIMIT_INIT(10, 5);
+	struct tunnel *old = transport_path_holder(rx->to, rx->from);
+	char from[64];
+
+	if (old == NULL || old->origin != ORIGIN_PEER ||
+	    l2tp_cc_state(old->cc) != L2TP_CC_WAIT_CTL_CONN)
+		return;
+	l2tpd.stats.half_open_evicted++;
+	sockaddr_str(rx->from, from, sizeof(from));
+	log_warnx_rl(&rl, usl_timerset_now(l2tpd.timers), "a new SCCRQ from %s takes the path of "
+		     "its half-open connection, tunnel %u (no SCCCN came)", from, old->id);
+	l2tp_cc_discard(old->cc, L2TP_STOPCCN_GENERAL_ERROR, "replaced by a new SCCRQ");
+}
+
 /* ---- simultaneous opens (RFC 3931 5.4.3) -------------------------------- */
 
 /* What a discarded tunnel hands to the one that replaces it. */
@@ -1365,6 +1388,8 @@ static void tunnel_accept(const struct l2tp_rx *rx, const struct l2tp_msg *m,
 	held = h == NULL ? heir_take(rx->from) : NULL;
 	if (held != NULL)
 		h = held;
+	if (rx->encap == L2TP_ENCAP_UDP)
+		half_open_yield_path(rx);
 	if (!half_open_make_room()) {
 		refusal(&r, L2TP_STOPCCN_GENERAL_ERROR, L2TP_ERR_NO_RESOURCES,
 			"max_half_open reached");

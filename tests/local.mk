@@ -58,7 +58,8 @@ ADVERSARIAL_TESTS = \
 	tests/adversarial/misc.sh \
 	tests/adversarial/first-answer.sh \
 	tests/adversarial/ctl-idle.sh \
-	tests/adversarial/metrics-endpoint.sh
+	tests/adversarial/metrics-endpoint.sh \
+	tests/adversarial/listener-path.sh
 TESTS += $(ADVERSARIAL_TESTS)
 EXTRA_DIST += tests/adversarial/lib.sh tests/adversarial/forge.py \
 	tests/adversarial/predict-ids.py $(ADVERSARIAL_TESTS)
