@@ -18,10 +18,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "usl/buf.h"
 #include "conn.h"
 
 static const struct insp_opts *opts;
 static struct usl_hash ccids;
+static struct usl_hash cookies;		/* struct cookie by receiving host and Session ID */
+static struct cookie *cookie_list;	/* all of them, to free */
 static struct conn **conns;
 static unsigned n_conns, cap_conns;
 static struct l2tp_msg msg;		/* big (scratch space): one, reused */
@@ -225,6 +228,141 @@ static struct conn *find_conn(const struct insp_pkt *pk, const struct l2tp_msg *
 	return c;
 }
 
+/* ---- data messages: the cookies the control messages assigned ---- */
+
+/*
+ * What a data message to one session must carry (4.1, 5.4.4): the session
+ * is the receiver's Local Session ID on the receiver's host (data headers
+ * have no CCID), the cookie the one the receiver assigned in its
+ * ICRQ/ICRP/OCRQ/OCRP.  A later request or reply for the same ID (reused
+ * after a CDN) replaces it.
+ */
+struct cookie {
+	struct usl_hnode node;		/* in cookies */
+	struct cookie *next;		/* cookie_list */
+	struct insp_addr host;		/* the receiver of the data */
+	uint32_t sid;
+	bool over_ip;
+	struct conn *conn;
+	int side;			/* the receiver's side in conn */
+	unsigned frame;			/* of the message that assigned it */
+	uint16_t type;			/* and its type */
+	uint8_t value[8], len;		/* len 0: none assigned, nothing to check */
+	bool flagged;			/* one violation per session and direction */
+};
+
+struct cookie_key {
+	const struct insp_addr *host;
+	uint32_t sid;
+	bool over_ip;
+};
+
+static uint32_t cookie_hash(const struct insp_addr *host, uint32_t sid)
+{
+	return usl_hash_bytes(host->a, sizeof(host->a), sid ^ host->family);
+}
+
+static bool cookie_eq(const struct usl_hnode *n, const void *key)
+{
+	const struct cookie *c = usl_hash_entry(n, struct cookie, node);
+	const struct cookie_key *k = key;
+
+	return c->sid == k->sid && c->over_ip == k->over_ip && insp_addr_same_host(&c->host, k->host);
+}
+
+static struct cookie *cookie_find(const struct insp_addr *host, uint32_t sid, bool over_ip)
+{
+	struct cookie_key k = { host, sid, over_ip };
+	uint32_t h = cookie_hash(host, sid);
+	struct usl_hnode *n;
+
+	for (n = usl_hash_lookup(&cookies, &k, h); n != NULL; n = n->next)
+		if (n->hash == h && cookie_eq(n, &k))
+			return usl_hash_entry(n, struct cookie, node);
+	return NULL;
+}
+
+static bool assigns_cookie(uint16_t type)
+{
+	return type == L2TP_MSG_ICRQ || type == L2TP_MSG_ICRP ||
+	       type == L2TP_MSG_OCRQ || type == L2TP_MSG_OCRP;
+}
+
+/* Side s of c sent m, a session request or reply: the cookie it expects from now on. */
+static void cookie_learn(struct conn *c, int s, const struct insp_pkt *pk, const struct l2tp_msg *m)
+{
+	const struct insp_addr *host = &c->side[s].addr;
+	struct cookie *k;
+
+	if (!assigns_cookie(m->type) || !l2tp_msg_has(m, L2TP_AVP_LOCAL_SESSION_ID))
+		return;
+	k = cookie_find(host, m->local_sid, c->over_ip);
+	if (k == NULL) {
+		k = calloc(1, sizeof(*k));
+		if (k == NULL) {
+			perror("l2tpv3-inspect");
+			exit(2);
+		}
+		k->host = *host;
+		k->sid = m->local_sid;
+		k->over_ip = c->over_ip;
+		k->next = cookie_list;
+		cookie_list = k;
+		usl_hash_insert(&cookies, &k->node, cookie_hash(host, k->sid));
+	}
+	k->conn = c;
+	k->side = s;
+	k->frame = pk->frame;
+	k->type = m->type;
+	k->len = l2tp_msg_has(m, L2TP_AVP_ASSIGNED_COOKIE) && m->cookie_len <= sizeof(k->value) ?
+		 m->cookie_len : 0;
+	memcpy(k->value, m->cookie, k->len);
+	k->flagged = false;
+}
+
+/*
+ * A data message: the Session ID first over IP, after
+ * the 4-octet data header over UDP (4.1.1.2, 4.1.2.1), then the cookie.  A
+ * message to a session that assigned a cookie and carrying another (or
+ * none: its first octets then stand where the cookie belongs) is what the
+ * receiver discards silently; reported at the first such message of each
+ * session and direction, as every later one repeats it.
+ */
+void insp_conn_data(const struct insp_pkt *pk)
+{
+	size_t off = pk->over_ip ? 0 : 4;
+	char want[17], got[17];
+	struct insp_rec *r;
+	struct cookie *k;
+	uint32_t sid;
+
+	if (pk->len < off + 4 || (!pk->over_ip && (usl_get_be16(pk->l2tp) & 0x000f) != 3))
+		return;
+	sid = usl_get_be32(pk->l2tp + off);
+	k = cookie_find(&pk->dst, sid, pk->over_ip);
+	if (k == NULL || k->len == 0 || k->flagged)
+		return;
+	off += 4;
+	if (pk->len >= off + k->len && memcmp(pk->l2tp + off, k->value, k->len) == 0)
+		return;
+	k->flagged = true;
+	insp_hex(want, sizeof(want), k->value, k->len);
+	r = insp_rec_new(pk);
+	insp_rec_data(r, k->conn->id, !k->side, sid);
+	if (pk->len < off + k->len) {
+		insp_rec_violation(r, V_COOKIE_MISMATCH, "session %u: the message ends before "
+				   "the %u-octet cookie %s its %s (frame %u) assigned (4.1, "
+				   "5.4.4: the receiver discards it)", sid, k->len, want,
+				   l2tp_msg_type_name(k->type), k->frame);
+		return;
+	}
+	insp_hex(got, sizeof(got), pk->l2tp + off, k->len);
+	insp_rec_violation(r, V_COOKIE_MISMATCH, "session %u: %s where the cookie %s its %s "
+			   "(frame %u) assigned belongs (4.1, 5.4.4: the receiver discards it; a "
+			   "peer that ignores the Assigned Cookie AVP sends none)", sid, got, want,
+			   l2tp_msg_type_name(k->type), k->frame);
+}
+
 /* ---- codec verdicts ---- */
 
 static const char *drop_detail(enum l2tp_drop rc)
@@ -356,6 +494,8 @@ static void track(struct conn *c, int s, struct insp_rec *r, const struct insp_p
 		insp_seq_closed_by(c, s, m->nr);
 	if (usable && fresh && (m->type == L2TP_MSG_SCCRQ || m->type == L2TP_MSG_SCCRP))
 		insp_state_handshake(c, s, m);
+	if (usable && fresh && known)
+		cookie_learn(c, s, pk, m);
 	if (m->type == L2TP_MSG_STOPCCN && l2tp_msg_has(m, L2TP_AVP_ASSIGNED_CCID))
 		insp_side_set_ccid(&c->side[s], m->assigned_ccid);
 	if (usable && !insp_state_digest(c, s, r, pk, m, opts))
@@ -480,7 +620,7 @@ unsigned insp_conn_count(void)
 void insp_conn_init(const struct insp_opts *o)
 {
 	opts = o;
-	if (usl_hash_init(&ccids, 256, ccid_eq) < 0) {
+	if (usl_hash_init(&ccids, 256, ccid_eq) < 0 || usl_hash_init(&cookies, 256, cookie_eq) < 0) {
 		perror("l2tpv3-inspect");
 		exit(2);
 	}
@@ -488,8 +628,16 @@ void insp_conn_init(const struct insp_opts *o)
 
 void insp_conn_shutdown(void)
 {
+	struct cookie *k, *nk;
 	struct sess *x, *nx;
 	unsigned i;
+
+	for (k = cookie_list; k != NULL; k = nk) {
+		nk = k->next;
+		free(k);
+	}
+	cookie_list = NULL;
+	usl_hash_destroy(&cookies);
 
 	for (i = 0; i < n_conns; i++) {
 		for (x = conns[i]->sessions; x != NULL; x = nx) {

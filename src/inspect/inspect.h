@@ -33,7 +33,7 @@ struct insp_addr {
 enum insp_pkt_kind {
 	PKT_OTHER,		/* not L2TPv3: ignored */
 	PKT_CONTROL,		/* a control message at l2tp/len */
-	PKT_DATA,		/* a data message: counted only */
+	PKT_DATA,		/* a data message: counted, its cookie checked */
 	PKT_UNDECODED,		/* L2TP, or may be, but not decodable: why */
 };
 
@@ -71,6 +71,7 @@ struct insp_opts {
 #define V_MSG_TYPE_M		"message-type-m-bit"
 #define V_DIGEST_MISSING	"digest-missing"
 #define V_DIGEST_MISMATCH	"digest-mismatch"
+#define V_COOKIE_MISMATCH	"cookie-mismatch"
 
 /*
  * One output line (or JSON object): a control message, or a frame that
@@ -92,6 +93,7 @@ bool insp_addr_same_host(const struct insp_addr *x, const struct insp_addr *y);
 /* conn.c */
 void insp_conn_init(const struct insp_opts *o);
 void insp_conn_message(const struct insp_pkt *pk);
+void insp_conn_data(const struct insp_pkt *pk);
 void insp_conn_finish(int64_t end_ns);
 unsigned insp_conn_count(void);
 void insp_conn_shutdown(void);
@@ -112,6 +114,8 @@ void insp_out_init(const struct insp_opts *o);
 struct insp_rec *insp_rec_new(const struct insp_pkt *pk);
 void insp_rec_header(struct insp_rec *r, unsigned conn, int dir, const struct l2tp_msg *m,
 		     const char *type);
+/* A data message to session sid: a record only when something is wrong with it. */
+void insp_rec_data(struct insp_rec *r, unsigned conn, int dir, uint32_t sid);
 void insp_rec_avp(struct insp_rec *r, const char *key, const char *text, const char *json);
 enum insp_list {
 	INSP_LIST_SKIPPED,	/* unknown M=0, or a vendor AVP the codec recognises and skips */

@@ -126,6 +126,7 @@ static void one_frame(int dlt, const struct pcap_pkthdr *h, const uint8_t *data,
 		break;
 	case PKT_DATA:
 		insp_out_data();
+		insp_conn_data(&pk);
 		break;
 	case PKT_UNDECODED:
 		insp_rec_new(&pk);

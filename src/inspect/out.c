@@ -35,6 +35,8 @@ struct insp_rec {
 	bool over_ip;
 	const char *why;		/* set: a frame not decoded */
 	bool header_ok;
+	bool data;			/* a data message, to session sid */
+	uint32_t sid;
 	unsigned conn;			/* 0: not attached to a connection */
 	int dir;			/* 0 A>B, 1 B>A, -1 unknown */
 	char type[16];			/* a copy: unknown types' names are rotating buffers */
@@ -204,6 +206,14 @@ void insp_rec_header(struct insp_rec *r, unsigned conn, int dir, const struct l2
 	n_ack += strcmp(type, "ACK") == 0;
 }
 
+void insp_rec_data(struct insp_rec *r, unsigned conn, int dir, uint32_t sid)
+{
+	r->conn = conn;
+	r->dir = dir;
+	r->data = true;
+	r->sid = sid;
+}
+
 /* key: text key ("host-name"); the JSON key is the same with '_' for '-'. */
 void insp_rec_avp(struct insp_rec *r, const char *key, const char *text, const char *json)
 {
@@ -338,7 +348,9 @@ static void out_text(const struct insp_rec *r)
 		printf(" frame %u: not decoded: %s\n", r->frame, r->why);
 		return;
 	}
-	if (r->header_ok)
+	if (r->data)
+		printf(" data session %u", r->sid);
+	else if (r->header_ok)
 		printf(" %s ccid 0x%08x ns %u nr %u", r->type, r->ccid, r->ns, r->nr);
 	else
 		printf(" frame %u: bad header", r->frame);
@@ -384,6 +396,12 @@ static void out_json(const struct insp_rec *r)
 		printf(",\"conn\":%u,\"dir\":\"%s\"", r->conn, dir_name(r->dir));
 	if (r->why) {
 		printf(",\"not_decoded\":\"%s\"}\n", r->why);
+		return;
+	}
+	if (r->data) {
+		printf(",\"type\":\"data\",\"session_id\":%u", r->sid);
+		out_json_viols(r);
+		printf("}\n");
 		return;
 	}
 	if (r->header_ok)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Crafted captures (tests/inspect/mkpcap.py): one conversation per fault,
 # each fault reported exactly where it is and as the kind it is, nothing
-# else; the same clean conversation over every link type, family and
+# else (data messages checked against the cookies their session assigned
+# among them); the same clean conversation over every link type, family and
 # encapsulation lints clean; authentication and hidden AVPs with and without
 # the secret; fragments and snap-length cuts are reported, not decoded.
 . "$(dirname "$0")/lib.sh"
@@ -30,9 +31,17 @@ log_test $? "the crafted capture covers $kinds kinds"
 jq_check "$T/v.json" 'select(.type == "type-98") | .violations == [] and
 	(.notes | index("message type 98 unknown with M=0: ignored")) != null'
 log_test $? "an unknown message type with M=0 is a note, not a violation"
+# data checked against the assigned cookies: the crafted frames above, and
+# what is said about them (8/4-octet cookies assigned, the peer sends none)
+jq_check "$T/v.json" 'select(.type == "data" and .session_id == 1401) | .dir == "B>A" and (.violations[0].detail | test("^session 1401: .* where the cookie a1a2a3a4a5a6a7a8 its ICRQ \\(frame [0-9]+\\) assigned belongs"))'
+log_test $? "a data message without the cookie its session's ICRQ assigned: cookie-mismatch, named"
+[ "$(jq_count "$T/v.json" 'select(.type == "data")')" = 3 ] &&
+	jq_check "$T/v.json" 'select(.summary) | .summary.by_kind["cookie-mismatch"] == 3'
+log_test $? "one cookie-mismatch per session and direction, not one per data message"
 "$INSPECT" --secret s3cret "$T/violations.pcap" > "$T/v.txt"
 [ $? = 1 ] && grep -q ' !! ns-gap: Ns 4, expected 2' "$T/v.txt" &&
-	grep -q '^summary: .* violations: ' "$T/v.txt"
+	grep -q '^summary: .* violations: ' "$T/v.txt" &&
+	grep -Eq ' c[0-9]+ B>A 10\.0\.14\.2:1701 > 10\.0\.14\.1:50014 data session 1401 !! cookie-mismatch: ' "$T/v.txt"
 log_test $? "text output names each violation on its message's line"
 
 # --- the same clean conversation, every way it can be captured ----------------

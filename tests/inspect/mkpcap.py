@@ -31,7 +31,7 @@ ZLB = None
 # AVP types
 RESULT, HOST, WINDOW, SERIAL, RV, DIGEST = 1, 7, 10, 15, 36, 59
 ROUTER_ID, CCID, PW_CAPS, LSID, RSID = 60, 61, 62, 63, 64
-END_ID, PW_TYPE, CIRCUIT, NONCE = 66, 68, 71, 73
+COOKIE, END_ID, PW_TYPE, CIRCUIT, NONCE = 65, 66, 68, 71, 73
 
 LINKTYPE = {"eth": 1, "null": 0, "raw": 101, "loop": 108, "sll": 113,
             "ipv4": 228, "ipv6": 229, "sll2": 276}
@@ -289,9 +289,11 @@ class Conv:
         self.send(self.a, SCCCN)
         self.ack(self.b)
 
-    def icrq(self, frm, lsid, pw=5, hidden=False, drop=()):
+    def icrq(self, frm, lsid, pw=5, hidden=False, drop=(), cookie=b""):
         avps = [avp(LSID, u32(lsid)), avp(RSID, u32(0)), avp(PW_TYPE, u16(pw)),
                 avp(CIRCUIT, u16(3))]
+        if cookie:
+            avps.append(avp(COOKIE, cookie))
         tail = [avp(SERIAL, u32(lsid * 7)), avp(END_ID, b"pw-%d" % lsid)]
         if hidden:
             rv = hashlib.md5(b"rv%d" % lsid).digest()
@@ -302,9 +304,11 @@ class Conv:
         avps = [a for i, a in enumerate(avps) if i not in drop]
         return self.send(frm, ICRQ, avps)
 
-    def icrp(self, frm, lsid, rsid):
-        return self.send(frm, ICRP, [avp(LSID, u32(lsid)), avp(RSID, u32(rsid)),
-                                     avp(CIRCUIT, u16(3))])
+    def icrp(self, frm, lsid, rsid, cookie=b""):
+        avps = [avp(LSID, u32(lsid)), avp(RSID, u32(rsid)), avp(CIRCUIT, u16(3))]
+        if cookie:
+            avps.append(avp(COOKIE, cookie))
+        return self.send(frm, ICRP, avps)
 
     def iccn(self, frm, lsid, rsid):
         return self.send(frm, ICCN, [avp(LSID, u32(lsid)), avp(RSID, u32(rsid))])
@@ -320,14 +324,15 @@ class Conv:
         return self.send(frm, STOPCCN, avps)
 
 
-def data_frame(cv, frm, sid):
+def data_frame(cv, frm, sid, cookie=b"", body=b"\xaa" * 20):
     """A data message: over IP the Session ID leads (no zero word)."""
     to = cv.other(frm)
     if cv.over_ip:
-        payload = u32(sid) + b"\xaa" * 20
+        payload = u32(sid) + cookie + body
         pkt = ip6(frm.ip, to.ip, 115, payload) if ":" in frm.ip else ip4(frm.ip, to.ip, 115, payload)
     else:
-        seg = udp(frm.ip, to.ip, frm.port, to.port, u16(0x0003) + u16(0) + u32(sid) + b"\xaa" * 20)
+        seg = udp(frm.ip, to.ip, frm.port, to.port,
+                  u16(0x0003) + u16(0) + u32(sid) + cookie + body)
         pkt = ip6(frm.ip, to.ip, 17, seg) if ":" in frm.ip else ip4(frm.ip, to.ip, 17, seg)
     return cv.cap.add(pkt)
 
@@ -587,11 +592,60 @@ def refusal_faults(cap, ex):
     cv.ack(a)
 
 
+def cookie_faults(cap, ex):
+    # data checked against the cookies ICRQ/ICRP assigned (5.4.4): a peer that
+    # ignores the Assigned Cookie (freeRtr) sends none; reported once per
+    # session and direction
+    a, b = pair(14)
+    cv = Conv(cap, a, b)
+    cv.handshake()
+    ca, cb = bytes.fromhex("a1a2a3a4a5a6a7a8"), bytes.fromhex("b1b2b3b4")
+    cv.icrq(a, 1401, cookie=ca)
+    cv.icrp(b, 2401, 1401, cookie=cb)
+    cv.iccn(a, 1401, 2401)
+    cv.ack(b)
+    data_frame(cv, a, 2401, cb)			# each with the other's cookie: clean
+    data_frame(cv, b, 1401, ca)
+    ex(data_frame(cv, b, 1401), "cookie-mismatch")	# none at all
+    data_frame(cv, b, 1401)				# the same again: already reported
+    ex(data_frame(cv, a, 2401, bytes.fromhex("0badc0de")), "cookie-mismatch")
+    cv.icrq(a, 1402)				# no cookies: nothing to check
+    cv.icrp(b, 2402, 1402)
+    cv.iccn(a, 1402, 2402)
+    cv.ack(b)
+    data_frame(cv, a, 2402, ca)
+    data_frame(cv, b, 1402)
+    cv.stopccn(a)
+    cv.ack(b)
+    # over IP: a Session ID reused after CDN takes its new cookie; a message
+    # that ends before the cookie
+    a, b = pair(15)
+    cv = Conv(cap, a, b, over_ip=True)
+    cv.handshake()
+    old, new = bytes.fromhex("c1c2c3c4"), bytes.fromhex("d1d2d3d4")
+    cv.icrq(a, 1501, cookie=old)
+    cv.icrp(b, 2501, 1501)
+    cv.iccn(a, 1501, 2501)
+    cv.ack(b)
+    data_frame(cv, b, 1501, old)
+    data_frame(cv, a, 2501)
+    cv.cdn(a, 1501, 2501)
+    cv.ack(b)
+    cv.icrq(a, 1501, cookie=new)
+    cv.icrp(b, 2502, 1501)
+    cv.iccn(a, 1501, 2502)
+    cv.ack(b)
+    data_frame(cv, b, 1501, new)
+    ex(data_frame(cv, b, 1501, body=b"\xee\xee"), "cookie-mismatch")
+    cv.stopccn(a)
+    cv.ack(b)
+
+
 def write_violations(out):
     cap = Capture()
     ex = Expect()
     for scenario in (header_faults, avp_faults, seq_faults, sccrq_backoff, state_faults,
-                     auth_faults, refusal_faults):
+                     auth_faults, refusal_faults, cookie_faults):
         scenario(cap, ex)
         cap.us += 5000000
     # the capture goes on a while: an acknowledgement had all the time it needed
