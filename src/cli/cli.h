@@ -94,7 +94,7 @@ struct output {
 	void (*reconnected)(void);
 };
 
-/* l2tpv3ctl.c */
+/* util.c: below every other part */
 void	cli_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void	*xmalloc(size_t n);
 void	*xrealloc(void *p, size_t n);

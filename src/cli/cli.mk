@@ -3,7 +3,7 @@
 
 bin_PROGRAMS += src/cli/l2tpv3ctl
 src_cli_l2tpv3ctl_SOURCES = \
-	src/cli/l2tpv3ctl.c src/cli/cli.h \
+	src/cli/l2tpv3ctl.c src/cli/cli.h src/cli/util.c \
 	src/cli/parse.c \
 	src/cli/conn.c \
 	src/cli/batch.c \

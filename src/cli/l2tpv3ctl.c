@@ -92,64 +92,6 @@ static const char usage_text[] =
 
 static volatile sig_atomic_t interrupted;
 
-void cli_warnx(const char *fmt, ...)
-{
-	va_list ap;
-
-	fflush(stdout);		/* keep diagnostics after the output they follow */
-	fputs(CLI_NAME ": ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-void *xrealloc(void *p, size_t n)
-{
-	p = realloc(p, n ? n : 1);
-	if (!p) {
-		cli_warnx("out of memory");
-		exit(EXIT_FAIL);
-	}
-	return p;
-}
-
-void *xmalloc(size_t n)
-{
-	return xrealloc(NULL, n);
-}
-
-char *xstrdup(const char *s)
-{
-	size_t n = strlen(s) + 1;
-
-	return memcpy(xmalloc(n), s, n);
-}
-
-double mono_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-double wall_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* 2 for invalid-argument, like a client-side parse error: the user must fix the command. */
-int exit_status(int status)
-{
-	if (status == CTL_OK)
-		return 0;
-	return status == CTL_E_INVALID ? EXIT_USAGE : EXIT_FAIL;
-}
-
 static void __attribute__((noreturn, format(printf, 1, 2)))
 usage_error(const char *fmt, ...)
 {
