@@ -206,33 +206,48 @@ static bool peer_heard_since(const struct peer *p, const struct tunnel *nt, usl_
 	return false;
 }
 
+/* What a probe of a peer's silent connections did. */
+struct probe_count {
+	unsigned hello;		/* a HELLO sent */
+	unsigned cut;		/* messages in flight already: their budget cut */
+};
+
 /*
  * Probes up to max of nt's peer's connections silent since nt began; *wait,
  * if given, becomes the longest time their probes take to go unanswered
- * PROBE_RETRIES times.  A final probe (the peer judged restarted) also cuts
- * each silent connection's budget to PROBE_RETRIES, the sample's included:
- * until then a sampled connection keeps its own, so that a live peer's is
- * not cleared for a HELLO and its retransmission lost.
+ * PROBE_RETRIES times.  A connection with messages in flight counts as
+ * probed (they ask the peer already) and has their budget cut at once, the
+ * sample's too: its messages went unanswered on their own and are the
+ * likeliest to reach a restarted peer's new connection.  A final probe (the
+ * peer judged restarted) also cuts each silent connection's budget to
+ * PROBE_RETRIES, the sample's HELLOs included: until then a connection
+ * sampled with a HELLO keeps its own, so that a live peer's is not cleared
+ * for a HELLO and its retransmission lost.
  */
-static unsigned probe_silent(struct peer *p, const struct tunnel *nt, unsigned max,
-			     bool final, usl_time *wait)
+static struct probe_count probe_silent(struct peer *p, const struct tunnel *nt, unsigned max,
+				       bool final, usl_time *wait)
 {
+	struct probe_count n = { 0, 0 };
 	struct usl_list *pos;
-	unsigned n = 0;
 
 	usl_list_foreach(pos, &p->tunnels) {
 		struct tunnel *t = usl_container_of(pos, struct tunnel, peer_link);
 		usl_time by;
+		int rc;
 
-		if (n >= max)
+		if (n.hello + n.cut >= max)
 			break;
 		if (!probe_candidate(t, nt) || usl_time_cmp(l2tp_cc_last_rx(t->cc), nt->created) >= 0)
 			continue;
-		if (l2tp_cc_probe(t->cc, PROBE_RETRIES, &by) == 0) {
-			n++;
-			if (wait != NULL && usl_time_cmp(by, *wait) > 0)
-				*wait = by;
-		}
+		rc = l2tp_cc_probe(t->cc, PROBE_RETRIES, &by);
+		if (rc < 0)
+			continue;
+		if (rc == 0)
+			n.hello++;
+		else
+			n.cut++;
+		if (wait != NULL && usl_time_cmp(by, *wait) > 0)
+			*wait = by;
 		if (final)
 			l2tp_cc_probe_cut(t->cc, PROBE_RETRIES);
 	}
@@ -242,12 +257,22 @@ static unsigned probe_silent(struct peer *p, const struct tunnel *nt, unsigned m
 static void probe_sweep(struct peer *p, const struct tunnel *nt)
 {
 	usl_time wait = usl_time_ns(0);
+	struct probe_count n;
 
 	p->probed = usl_timerset_now(l2tpd.timers);
 	/* the peer still talks on an old connection: it did not restart */
 	if (peer_heard_since(p, nt, nt->created))
 		return;
-	if (probe_silent(p, nt, PROBE_SAMPLE, false, &wait) == 0)
+	n = probe_silent(p, nt, PROBE_SAMPLE, false, &wait);
+	if (n.cut > 0) {
+		char label[CFG_NAME_MAX + 16];
+
+		log_info("peer %s: new connection %s, and %u of its older connections are silent "
+			 "with messages unanswered: cutting their retransmissions (each cleared when "
+			 "its last retransmission goes unanswered)", sockaddr_ntop(&p->addr.sa),
+			 tunnel_label(nt, label, sizeof(label)), n.cut);
+	}
+	if (n.hello + n.cut == 0)
 		return;
 	p->probe_sampling = true;
 	usl_timer_arm(l2tpd.timers, &p->probe_timer, wait);
@@ -256,16 +281,30 @@ static void probe_sweep(struct peer *p, const struct tunnel *nt)
 /* The sample went unanswered: the peer restarted, probe all its silent connections. */
 static void probe_judge_sample(struct peer *p, const struct tunnel *nt)
 {
-	char label[CFG_NAME_MAX + 16];
-	unsigned n;
+	char label[CFG_NAME_MAX + 16], what[160];
+	struct probe_count n;
 
 	p->probe_sampling = false;
 	if (peer_heard_since(p, nt, p->probed))
 		return;
 	n = probe_silent(p, nt, UINT_MAX, true, NULL);
+	if (n.hello > 0 && n.cut > 0)
+		snprintf(what, sizeof(what), "probing %u more with a HELLO, and cutting the "
+			 "retransmissions of %u with messages unanswered", n.hello, n.cut);
+	else if (n.hello > 0)
+		snprintf(what, sizeof(what), "probing %u more with a HELLO", n.hello);
+	else if (n.cut > 0)
+		snprintf(what, sizeof(what), "cutting the retransmissions of %u with messages "
+			 "unanswered", n.cut);
+	else {
+		log_debug("peer %s: new connection %s: its older connections are silent, none "
+			  "left to probe", sockaddr_ntop(&p->addr.sa),
+			  tunnel_label(nt, label, sizeof(label)));
+		return;
+	}
 	log_info("peer %s: new connection %s, and its older connections are silent: it "
-		 "restarted? probing %u more (each cleared when its HELLO goes unanswered)",
-		 sockaddr_ntop(&p->addr.sa), tunnel_label(nt, label, sizeof(label)), n);
+		 "restarted? %s (each cleared when its last retransmission goes unanswered)",
+		 sockaddr_ntop(&p->addr.sa), tunnel_label(nt, label, sizeof(label)), what);
 }
 
 static void tunnel_probe_stale(const struct tunnel *nt)

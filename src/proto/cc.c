@@ -487,20 +487,56 @@ static bool cc_wants_hiding(const struct l2tp_cc *cc, const struct l2tp_msg *m)
 static void cc_msg_init(struct l2tp_msg *m, uint16_t type);
 
 /*
+ * How long, from now, what cc has in flight takes to be given up on once its
+ * budget is cut to `retries` (l2tp_rd_limit_retries): at once when the
+ * oldest was sent again more often already, at the armed timer when exactly
+ * that often, else that timer and the remaining timeouts, each doubling.
+ */
+static usl_time cc_inflight_give_up_in(const struct l2tp_cc *cc, unsigned retries)
+{
+	const struct l2tp_rd *rd = &cc->rd;
+	const struct l2tp_rd_buf *oldest;
+	usl_time now = usl_timerset_now(cc->timers), left = usl_time_ns(0);
+
+	if (rd->n_inflight == 0)
+		return l2tp_rd_give_up_after(rd, retries);
+	oldest = usl_list_first_entry(&rd->inflight, struct l2tp_rd_buf, link);
+	if (oldest->retries > retries)
+		return left;
+	if (usl_timer_armed(&rd->rtx_timer) && usl_time_cmp(rd->rtx_timer.expiry, now) > 0)
+		left = usl_time_sub(rd->rtx_timer.expiry, now);
+	if (oldest->retries == retries)
+		return left;
+	/* the armed timer is the first of the remaining timeouts (rd->rto) */
+	return usl_time_add(left, usl_time_sub(l2tp_rd_give_up_after(rd, retries - oldest->retries),
+					       rd->rto));
+}
+
+/*
  * A HELLO on the connection's own budget, to find out whether a silent
  * connection is still there: *answer_by is how long `retries` of its
  * retransmissions (one RTO each, doubling) take to go unanswered.  Only the
- * caller's verdict cuts the budget (l2tp_cc_probe_cut), so a live peer's
- * connection is not cleared for two lost datagrams.  Not when messages are
- * in flight (they probe already, on their own budget).
+ * caller's verdict cuts that budget (l2tp_cc_probe_cut), so a live peer's
+ * connection is not cleared for two lost datagrams.  A connection with
+ * messages in flight is probed by them already: a HELLO would only queue
+ * behind them, and they would keep their whole budget, their retransmissions
+ * reaching a restarted peer for a minute or more.  Their budget is cut to
+ * `retries` at once (an unanswered retransmission is what the HELLO would
+ * wait for) and *answer_by says when they are given up on.
  */
 int l2tp_cc_probe(struct l2tp_cc *cc, unsigned retries, usl_time *answer_by)
 {
 	struct l2tp_msg m;
 
-	if (cc->state != L2TP_CC_ESTABLISHED || !l2tp_rd_idle(&cc->rd)) {
+	if (cc->state != L2TP_CC_ESTABLISHED) {
 		errno = EBUSY;
 		return -1;
+	}
+	if (!l2tp_rd_idle(&cc->rd)) {
+		if (answer_by != NULL)
+			*answer_by = cc_inflight_give_up_in(cc, retries);
+		l2tp_rd_limit_retries(&cc->rd, retries);
+		return 1;
 	}
 	cc_msg_init(&m, L2TP_MSG_HELLO);
 	if (l2tp_cc_send_msg(cc, &m) < 0)

@@ -372,10 +372,13 @@ void l2tp_cc_note_rx(struct l2tp_cc *cc);
 /* When the peer was last heard from on this connection. */
 usl_time l2tp_cc_last_rx(const struct l2tp_cc *cc);
 /*
- * Sends a HELLO on the connection's own retransmission budget; *answer_by
- * (if not NULL) becomes how long, from now, `retries` retransmissions of it
- * take to go unanswered.  -1 (EBUSY) unless established with nothing in
- * flight.
+ * Probes an established connection.  With nothing in flight it sends a
+ * HELLO on the connection's own retransmission budget and returns 0; with
+ * messages in flight (they probe the peer already) it cuts their budget to
+ * `retries` (as l2tp_cc_probe_cut) and returns 1.  Either way *answer_by
+ * (if not NULL) becomes how long, from now, the probe takes to go
+ * unanswered: `retries` retransmissions of the HELLO, or what is left of
+ * the cut budget.  -1 (EBUSY) unless established.
  */
 int l2tp_cc_probe(struct l2tp_cc *cc, unsigned retries, usl_time *answer_by);
 /*

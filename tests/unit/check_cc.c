@@ -250,6 +250,83 @@ START_TEST(test_hello_and_dead_peer)
 }
 END_TEST
 
+/*
+ * A probe of a connection already retransmitting (its HELLO unanswered)
+ * counts as sent: the retransmissions are cut to the probe's budget at
+ * once, instead of running their whole backoff (71 s) at a restarted peer.
+ */
+START_TEST(test_probe_while_retransmitting)
+{
+	struct harness *h = h_new(5);
+	bool cut = false;
+	const struct h_wire *hello;
+	const struct h_event *ev;
+	usl_time by = usl_time_s(-1), t_probe;
+	int sent;
+
+	h->drop = drop_from_lns;
+	h->drop_arg = &cut;
+	h->end[LNS].cfg.hello_interval = usl_time_s(600);
+	h_connect(h, LAC);
+	ck_assert(h_run_until(h, h_cond_both_established, NULL, usl_time_s(5)));
+	h_run_for(h, usl_time_s(1));	/* the SCCCN acknowledged */
+	cut = true;
+	h_run_for(h, usl_time_s(60));
+	hello = h_find(h, LAC, L2TP_MSG_HELLO, 0);
+	ck_assert_ptr_nonnull(hello);
+	/* retransmitted at +1, +3, +7: the probe finds it in flight */
+	h_run_for(h, usl_time_sub(usl_time_add(hello->t, usl_time_s(8)), h_now(h)));
+	sent = h_count(h, LAC, L2TP_MSG_HELLO);
+	ck_assert_int_eq(sent, 4);
+	ck_assert_int_eq(l2tp_cc_probe(h_cc(h, LAC), 1, &by), 1);
+	ck_assert_int_eq(by.ns, 0);		/* past its cut already: given up on now */
+	t_probe = h_now(h);
+	ck_assert(h_run_until(h, h_cond_both_closed, NULL, usl_time_s(1)) ||
+		  l2tp_cc_state(h_cc(h, LAC)) == L2TP_CC_CLOSED);
+	ck_assert_int_eq(h_count(h, LAC, L2TP_MSG_HELLO), sent);	/* no HELLO added */
+	ev = h_last_cc_event(h, LAC, L2TP_CC_CLOSED);
+	ck_assert_ptr_nonnull(ev);
+	ck_assert_int_eq(ev->t.ns, t_probe.ns);
+	ck_assert_ptr_nonnull(strstr(ev->text, "peer not responding"));
+	h_free(h);
+}
+END_TEST
+
+/* The cut leaves a fresh retransmission its own timeout and the one after. */
+START_TEST(test_probe_while_in_flight)
+{
+	struct harness *h = h_new(6);
+	bool cut = false;
+	const struct h_wire *hello;
+	const struct h_event *ev;
+	usl_time by;
+
+	h->drop = drop_from_lns;
+	h->drop_arg = &cut;
+	h->end[LNS].cfg.hello_interval = usl_time_s(600);
+	h_connect(h, LAC);
+	ck_assert(h_run_until(h, h_cond_both_established, NULL, usl_time_s(5)));
+	h_run_for(h, usl_time_s(1));	/* the SCCCN acknowledged */
+	cut = true;
+	h_run_for(h, usl_time_s(60));
+	hello = h_find(h, LAC, L2TP_MSG_HELLO, 0);
+	ck_assert_ptr_nonnull(hello);
+	/* 0.5 s after the first retransmission (+1 s; its timeout 2 s) */
+	h_run_for(h, usl_time_sub(usl_time_add(hello->t, usl_time_ms(1500)), h_now(h)));
+	ck_assert_int_eq(h_count(h, LAC, L2TP_MSG_HELLO), 2);
+	ck_assert_int_eq(l2tp_cc_probe(h_cc(h, LAC), 2, &by), 1);
+	/* 1.5 s to the second retransmission, then its 4 s timeout */
+	ck_assert_int_eq(by.ns, usl_time_ms(5500).ns);
+	ck_assert(h_run_until(h, h_cond_both_closed, NULL, usl_time_s(30)) ||
+		  l2tp_cc_state(h_cc(h, LAC)) == L2TP_CC_CLOSED);
+	ck_assert_int_eq(h_count(h, LAC, L2TP_MSG_HELLO), 3);
+	ev = h_last_cc_event(h, LAC, L2TP_CC_CLOSED);
+	ck_assert_ptr_nonnull(ev);
+	ck_assert_int_eq(ev->t.ns, usl_time_add(hello->t, usl_time_s(7)).ns);
+	h_free(h);
+}
+END_TEST
+
 /* Connections to one peer must not HELLO in lock-step (4.4). */
 START_TEST(test_hello_jitter)
 {
@@ -1167,6 +1244,8 @@ static Suite *cc_suite(void)
 	tc = tcase_create("keepalive");
 	tcase_add_test(tc, test_hello_and_dead_peer);
 	tcase_add_test(tc, test_hello_jitter);
+	tcase_add_test(tc, test_probe_while_retransmitting);
+	tcase_add_test(tc, test_probe_while_in_flight);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("teardown");
