@@ -544,6 +544,7 @@ static void tunnel_profile_defaults(struct tunnel_profile *tp)
 	tp->udp_port = 1701;
 	tp->hello_interval_ms = 60000;
 	tp->setup_timeout_ms = 60000;
+	tp->session_setup_timeout_ms = 60000;
 	tp->retransmit_initial_ms = 1000;
 	tp->retransmit_cap_ms = 8000;
 	tp->max_retries = 10;
@@ -1742,6 +1743,7 @@ static const struct opt tunnel_profile_opts[] = {
 	O_UINT(T, "udp_port", udp_port, 1, 65535, NULL),
 	O_TIME(T, "hello_interval", hello_interval_ms, 1000, 86400000, "(off)"),
 	O_TIME(T, "setup_timeout", setup_timeout_ms, 1000, 3600000, "(off)"),
+	O_TIME(T, "session_setup_timeout", session_setup_timeout_ms, 1000, 3600000, NULL),
 	O_TIME(T, "retransmit_initial", retransmit_initial_ms, 100, 60000, NULL),
 	O_TIME(T, "retransmit_cap", retransmit_cap_ms, 100, 600000, NULL),
 	O_UINT(T, "max_retries", max_retries, 1, 1000, NULL),
@@ -1749,6 +1751,7 @@ static const struct opt tunnel_profile_opts[] = {
 	O_UINT(T, "sccrp_max_retries", sccrp_max_retries, 1, 1000, NULL),
 	O_TIME(T, "delayed_ack", delayed_ack_ms, 0, 5000, NULL),
 	O_UINT(T, "rx_window", rx_window, 1, 65535, NULL),
+	O_UINT(T, "send_window", send_window, 1, 65535, "(the peer's Receive Window Size)"),
 	O_ENUM(T, "digest", digest, digest_names),
 	O_STR(T, "secret", secret, NULL),
 	O_BOOL(T, "hide_avps", hide_avps),
@@ -1885,10 +1888,12 @@ const char *const config_known_settings[] = {
 
 	"tunnel_profiles.name", "tunnel_profiles.encap", "tunnel_profiles.udp_src_port",
 	"tunnel_profiles.udp_port", "tunnel_profiles.hello_interval", "tunnel_profiles.setup_timeout",
+	"tunnel_profiles.session_setup_timeout",
 	"tunnel_profiles.retransmit_initial", "tunnel_profiles.retransmit_cap",
 	"tunnel_profiles.max_retries", "tunnel_profiles.sccrq_max_retries",
 	"tunnel_profiles.sccrp_max_retries",
-	"tunnel_profiles.delayed_ack", "tunnel_profiles.rx_window", "tunnel_profiles.digest",
+	"tunnel_profiles.delayed_ack", "tunnel_profiles.rx_window", "tunnel_profiles.send_window",
+	"tunnel_profiles.digest",
 	"tunnel_profiles.secret", "tunnel_profiles.hide_avps", "tunnel_profiles.send_ack_msg",
 	"tunnel_profiles.max_sessions",
 

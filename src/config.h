@@ -45,6 +45,7 @@ struct tunnel_profile {
 	uint16_t udp_port;			/* peer port, default 1701 */
 	uint32_t hello_interval_ms;		/* default 60000 */
 	uint32_t setup_timeout_ms;		/* to established at most; default 60000, 0 off */
+	uint32_t session_setup_timeout_ms;	/* a session to established at most; default 60000 */
 	uint32_t retransmit_initial_ms;		/* default 1000 */
 	uint32_t retransmit_cap_ms;		/* default 8000 */
 	uint32_t max_retries;			/* default 10 */
@@ -52,6 +53,7 @@ struct tunnel_profile {
 	uint32_t sccrp_max_retries;		/* default 4: our SCCRP to a peer that may be forged */
 	uint32_t delayed_ack_ms;		/* default 100 */
 	uint16_t rx_window;			/* default 16 */
+	uint16_t send_window;			/* cap on ours; default 0: the peer's window */
 	enum cfg_digest digest;			/* "none" | "md5" | "sha1" */
 	char secret[CFG_SECRET_MAX];		/* empty: the global secret */
 	bool hide_avps;				/* hide sensitive AVPs (needs secret + digest) */

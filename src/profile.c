@@ -24,11 +24,13 @@ bool tunnel_profile_eq(const struct tunnel_profile *a, const struct tunnel_profi
 	       a->udp_src_port == b->udp_src_port && a->udp_port == b->udp_port &&
 	       a->hello_interval_ms == b->hello_interval_ms &&
 	       a->setup_timeout_ms == b->setup_timeout_ms &&
+	       a->session_setup_timeout_ms == b->session_setup_timeout_ms &&
 	       a->retransmit_initial_ms == b->retransmit_initial_ms &&
 	       a->retransmit_cap_ms == b->retransmit_cap_ms && a->max_retries == b->max_retries &&
 	       a->sccrq_max_retries == b->sccrq_max_retries && a->delayed_ack_ms == b->delayed_ack_ms &&
 	       a->sccrp_max_retries == b->sccrp_max_retries &&
-	       a->rx_window == b->rx_window && a->digest == b->digest &&
+	       a->rx_window == b->rx_window && a->send_window == b->send_window &&
+	       a->digest == b->digest &&
 	       !strcmp(a->secret, b->secret) && a->hide_avps == b->hide_avps &&
 	       a->send_ack_msg == b->send_ack_msg && a->max_sessions == b->max_sessions;
 }

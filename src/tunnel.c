@@ -572,6 +572,7 @@ static void cc_cfg_from_profile(struct l2tp_cc_cfg *cfg, const struct tunnel_pro
 	cfg->vendor_name = "l2tpv3d";
 	cfg->encap = encap;
 	cfg->rx_window = prof->rx_window;
+	cfg->tx_window_max = prof->send_window;
 	cfg->rtx_initial = ms(prof->retransmit_initial_ms);
 	cfg->rtx_cap = ms(prof->retransmit_cap_ms);
 	cfg->max_retries = prof->max_retries;
@@ -582,6 +583,7 @@ static void cc_cfg_from_profile(struct l2tp_cc_cfg *cfg, const struct tunnel_pro
 	cfg->hello_interval = prof->hello_interval_ms ? ms(prof->hello_interval_ms)
 						      : USL_TIME_NEVER;
 	cfg->setup_timeout = prof->setup_timeout_ms ? ms(prof->setup_timeout_ms) : USL_TIME_NEVER;
+	cfg->sess_setup_timeout = ms(prof->session_setup_timeout_ms);
 	cfg->auth_enabled = prof->digest != CFG_DIGEST_NONE;
 	cfg->digest_type = prof->digest == CFG_DIGEST_SHA1 ? L2TP_DIGEST_HMAC_SHA1
 							  : L2TP_DIGEST_HMAC_MD5;
@@ -1597,6 +1599,7 @@ static json_object *tunnel_counters_json(const struct tunnel *t)
 	json_object_object_add(o, "drops", drop_counts_json(st.drops));
 	json_add_int(o, "cwnd", st.cwnd);
 	json_add_int(o, "peer_rx_window", st.peer_rx_window);
+	json_add_int(o, "tx_window", st.tx_window);
 	json_add_int(o, "in_flight", st.in_flight);
 	if (st.rx_no_serial)
 		json_add_int(o, "rx_no_serial", (int64_t)st.rx_no_serial);

@@ -257,6 +257,9 @@ static void cc_init_rd(struct l2tp_cc *cc)
 	};
 
 	l2tp_rd_init(&cc->rd, &rc, &cc_rd_ops, cc->timers);
+	/* before the peer says, its window is 4: a smaller cap applies already */
+	if (cc->cfg.tx_window_max != 0 && cc->cfg.tx_window_max < 4)
+		l2tp_rd_set_peer_window(&cc->rd, cc->cfg.tx_window_max);
 }
 
 static void cc_destroy(struct l2tp_cc *cc)
@@ -953,6 +956,20 @@ static char *cc_copy_name(char *old, const struct l2tp_bytes *b)
 	return usl_str_escape_dup(b->p, n);
 }
 
+
+/*
+ * Our send window: the peer's Receive Window Size (4 when it gave none, 4.2),
+ * capped at the operator's tx_window_max for peers that advertise more than
+ * they take.
+ */
+static uint16_t cc_tx_window(const struct l2tp_cc *cc)
+{
+	uint16_t w = cc->peer_rx_window ? cc->peer_rx_window : 4;
+
+	if (cc->cfg.tx_window_max != 0 && w > cc->cfg.tx_window_max)
+		w = cc->cfg.tx_window_max;
+	return w;
+}
 /* What an SCCRQ or SCCRP tells us about the peer. */
 static void cc_learn_peer(struct l2tp_cc *cc, const struct l2tp_msg *m)
 {
@@ -967,7 +984,7 @@ static void cc_learn_peer(struct l2tp_cc *cc, const struct l2tp_msg *m)
 	for (i = 0; i < m->n_pw_caps && i < L2TP_MAX_PW_CAPS; i++)
 		cc->peer_pw_caps[i] = m->pw_caps[i];
 	cc->peer_rx_window = l2tp_msg_has(m, L2TP_AVP_RECV_WINDOW_SIZE) ? m->recv_window : 0;
-	l2tp_rd_set_peer_window(&cc->rd, cc->peer_rx_window);
+	l2tp_rd_set_peer_window(&cc->rd, cc_tx_window(cc));
 }
 
 /*
@@ -1807,7 +1824,8 @@ void l2tp_cc_get_stats(const struct l2tp_cc *cc, struct l2tp_cc_stats *out)
 	out->rx_no_serial = cc->st.rx_no_serial;
 	out->cwnd = cc->rd.cwnd;
 	out->ssthresh = cc->rd.ssthresh;
-	out->peer_rx_window = cc->rd.peer_rwin;
+	out->peer_rx_window = cc->peer_rx_window ? cc->peer_rx_window : 4;
+	out->tx_window = cc->rd.peer_rwin;
 	out->in_flight = cc->rd.n_inflight;
 	out->queued = cc->rd.n_pending;
 	out->next_ns = cc->rd.snd_nxt;

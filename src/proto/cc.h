@@ -77,6 +77,12 @@ struct l2tp_cc_cfg {
 
 	/* reliable delivery (RFC 3931 4.2, Appendix A) */
 	uint16_t rx_window;		/* our Receive Window Size: 16 */
+	/*
+	 * At most this many of our messages unacknowledged, whatever the
+	 * peer's Receive Window Size (or the 4 its absence means) allows: for
+	 * peers that advertise more than they take.  0 (default): the peer's.
+	 */
+	uint16_t tx_window_max;
 	usl_time rtx_initial;		/* first retransmit timeout: 1 s */
 	usl_time rtx_cap;		/* backoff cap: 8 s */
 	unsigned max_retries;		/* retransmissions before giving up: 10 */
@@ -331,6 +337,7 @@ struct l2tp_cc_stats {
 	uint64_t rx_no_serial;		/* ICRQ/OCRQ accepted without Serial Number */
 	uint16_t cwnd, ssthresh;	/* congestion window (Appendix A) */
 	uint16_t peer_rx_window;	/* the peer's Receive Window Size (4 if absent) */
+	uint16_t tx_window;		/* ours: that, capped at cfg.tx_window_max */
 	uint16_t in_flight;		/* sent, not yet acknowledged */
 	uint16_t queued;		/* waiting for the window */
 	uint16_t next_ns, next_nr;

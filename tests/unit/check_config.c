@@ -129,7 +129,8 @@ static const char full_conf[] =
 	"    max_retries = 4; delayed_ack = 0; },\n"
 	"  { name = \"default\"; encap = \"ip\"; udp_src_port = 1701; udp_port = 1702;\n"
 	"    hello_interval = 0; digest = \"md5\"; hide_avps = true; send_ack_msg = true;\n"
-	"    rx_window = 64; max_sessions = 7; sccrq_max_retries = 3; }\n"
+	"    rx_window = 64; max_sessions = 7; sccrq_max_retries = 3; send_window = 4;\n"
+	"    session_setup_timeout = 300; }\n"
 	");\n"
 	"session_profiles = (\n"
 	"  { name = \"vlan\"; pw_type = \"eth_vlan\"; vlan_id = 42; cookie_len = 8;\n"
@@ -201,6 +202,8 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(tp->sccrq_max_retries, 10);
 	ck_assert_uint_eq(tp->delayed_ack_ms, 100);
 	ck_assert_uint_eq(tp->rx_window, 16);
+	ck_assert_uint_eq(tp->send_window, 0);
+	ck_assert_uint_eq(tp->session_setup_timeout_ms, 60000);
 	ck_assert_int_eq(tp->digest, CFG_DIGEST_NONE);
 
 	ck_assert_uint_eq(c->n_session_profiles, 1);
@@ -275,6 +278,12 @@ static const struct bad_case bad_cases[] = {
 	  "tunnel_profiles.rx_window", "valid: 1..65535" },
 	{ "tunnel_profiles = ( { name = \"a\"; rx_window = 65536; } );\n", 1,
 	  "tunnel_profiles.rx_window", "out of range" },
+	{ "tunnel_profiles = ( { name = \"a\"; send_window = 65536; } );\n", 1,
+	  "tunnel_profiles.send_window", "out of range" },
+	{ "tunnel_profiles = ( { name = \"a\"; session_setup_timeout = 0; } );\n", 1,
+	  "tunnel_profiles.session_setup_timeout", "valid: 1..3600" },
+	{ "tunnel_profiles = ( { name = \"a\"; session_setup_timeout = 3601; } );\n", 1,
+	  "tunnel_profiles.session_setup_timeout", "valid: 1..3600" },
 	{ "tunnel_profiles = ( { name = \"a\";\n retransmit_initial = 4;\n retransmit_cap = 2; } );\n",
 	  3, "tunnel_profiles.retransmit_cap", "valid: retransmit_cap >= retransmit_initial" },
 	{ "tunnel_profiles = ( { name = \"default\"; retransmit_cap = 2; },\n"
@@ -515,6 +524,8 @@ START_TEST(test_full)
 	ck_assert_int_eq(fast->udp_src_port, CFG_SPORT_1701);
 	ck_assert_uint_eq(fast->udp_port, 1702);
 	ck_assert_uint_eq(fast->rx_window, 64);
+	ck_assert_uint_eq(fast->send_window, 4);
+	ck_assert_uint_eq(fast->session_setup_timeout_ms, 300000);
 	ck_assert(fast->hide_avps);
 	ck_assert_uint_eq(fast->hello_interval_ms, 5000);
 	ck_assert_uint_eq(fast->retransmit_initial_ms, 250);

@@ -694,6 +694,64 @@ START_TEST(test_setup_timeout)
 }
 END_TEST
 
+static bool drop_from(struct harness *h, const struct h_wire *w, unsigned nth, void *arg)
+{
+	(void)h;
+	(void)nth;
+	return arg != NULL && w->from == *(int *)arg;
+}
+
+/*
+ * A peer that advertises a large window but takes less (freeRtr: 1024, and
+ * 8 of ours at once drop its connection): tx_window_max keeps ours below
+ * it.  Sixteen calls first (the congestion window opens), then eight more
+ * while the peer acknowledges nothing: with a cap of 3, 3 ICRQs go out and
+ * 5 wait; without one all 8 go.
+ */
+static const struct { uint16_t cap; int sent; } txwins[] = { { 3, 3 }, { 0, 8 }, { 2000, 8 } };
+
+START_TEST(test_tx_window_max)
+{
+	static const char *const names[] = {
+		"c0", "c1", "c2", "c3", "c4", "c5", "c6", "c7", "c8", "c9", "c10", "c11",
+		"c12", "c13", "c14", "c15", "c16", "c17", "c18", "c19", "c20", "c21", "c22", "c23",
+	};
+	struct harness *h = h_new(181);
+	struct l2tp_cc_stats st;
+	int silent = -1, n, before, i;
+
+	h->end[LAC].cfg.hello_interval = USL_TIME_NEVER;
+	h->end[LNS].cfg.hello_interval = USL_TIME_NEVER;
+	h->end[LNS].cfg.rx_window = 1024;
+	h->end[LAC].cfg.tx_window_max = txwins[_i].cap;
+	h->drop = drop_from;
+	h->drop_arg = &silent;
+	h_connect(h, LAC);
+	ck_assert(h_run_until(h, h_cond_both_established, NULL, usl_time_s(5)));
+	for (i = 0; i < 16; i++)
+		h_open(h, LAC, L2TP_PW_ETH, 0, false, names[i]);
+	n = 16;
+	ck_assert(h_run_until(h, cond_all_up, &n, usl_time_s(30)));
+	h_run_for(h, usl_time_s(1));	/* everything acknowledged */
+	silent = LNS;
+	before = h_count(h, LAC, L2TP_MSG_ICRQ);
+	for (i = 16; i < 24; i++)
+		h_open(h, LAC, L2TP_PW_ETH, 0, false, names[i]);
+	h_run_for(h, usl_time_ms(500));	/* before any retransmission */
+	ck_assert_int_eq(h_count(h, LAC, L2TP_MSG_ICRQ) - before, txwins[_i].sent);
+	l2tp_cc_get_stats(h_cc(h, LAC), &st);
+	ck_assert_uint_eq(st.peer_rx_window, 1024);
+	ck_assert_uint_eq(st.tx_window, txwins[_i].cap == 3 ? 3 : 1024);
+	ck_assert_uint_eq(st.in_flight, txwins[_i].sent);
+	ck_assert_uint_eq(st.queued, 8 - txwins[_i].sent);
+	/* the peer answers again: every call goes out, none lost */
+	silent = -1;
+	n = 24;
+	ck_assert(h_run_until(h, cond_all_up, &n, usl_time_s(60)));
+	h_free(h);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* the connection goes: so do its sessions */
 
@@ -903,6 +961,7 @@ static Suite *sess_suite(void)
 	tcase_add_test(tc, test_session_waits_for_tunnel_dp);
 	tcase_add_test(tc, test_prepare_waits_for_tunnel_dp);
 	tcase_add_test(tc, test_setup_timeout);
+	tcase_add_loop_test(tc, test_tx_window_max, 0, sizeof(txwins) / sizeof(txwins[0]));
 	tcase_add_loop_test(tc, test_cc_teardown_clears_sessions, 0, 2);
 	tcase_add_test(tc, test_free_cc_inside_sess_event);
 	suite_add_tcase(s, tc);
