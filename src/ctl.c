@@ -34,6 +34,7 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 
+#include "acceptor.h"
 #include "dp.h"
 #include "event.h"
 #include "l2tpv3d.h"
@@ -42,7 +43,6 @@
 #define CTL_OUTPUT_PAUSE	(256u << 10)	/* more unread output than this: requests wait */
 #define CTL_OUTPUT_RESUME	(CTL_OUTPUT_PAUSE / 2)
 #define CTL_STALL_MS		2000	/* over ctl_max_output and reading nothing this long */
-#define CTL_ACCEPT_PAUSE_MS	250	/* accept failing with no way out: try again after */
 #define CTL_IDLE_SWEEP_MS	5000	/* how often idle clients are looked for */
 
 struct ctl_conn {
@@ -71,12 +71,14 @@ struct ctl_req {
 	bool quiet;			/* a success is answered without data */
 };
 
-static int ctl_fd = -1;
-static struct usl_fd *ctl_ev;
+static void ctl_refuse(int cfd, const char *err);
+static struct acceptor ctl_acceptor = {
+	.fd = -1, .reserve_fd = -1, .rl = LOG_RATELIMIT_INIT(10, 5), .what = "control",
+	.refuse = ctl_refuse, .reclaim = tunnel_reclaim_held_socket,
+	.starved = &l2tpd.ctl.accept_emfile,
+};
 static char ctl_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 static struct usl_list conns = USL_LIST_INIT(conns);
-static int reserve_fd = -1;		/* given up to accept a client when fds run out */
-static struct usl_timer accept_timer;	/* ends a pause of accepting */
 static struct usl_timer idle_timer;	/* closes clients idle past ctl_idle_timeout */
 static unsigned n_monitors;
 static struct log_ratelimit accept_rl = LOG_RATELIMIT_INIT(10, 5);
@@ -688,16 +690,37 @@ static void h_session_delete(struct ctl_conn *c, int64_t id, json_object *args)
 	conn_reply(c, id, CTL_OK, NULL, json_object_new_object());
 }
 
+/*
+ * The data plane's verdict on the peer's cookies, and what to do about it:
+ * the kernel drops frames with a wrong cookie silently, so `show` says so.
+ */
+static void add_cookie_check(json_object *o, const struct session *s)
+{
+	struct dp_session_stats st;
+
+	if (s->sess == NULL || l2tpd.dp->session_stats(s, &st) < 0)
+		return;
+	json_object_object_add(o, "cookie_mismatch", json_object_new_boolean(st.cookie_mismatch));
+	if (st.cookie_mismatch)
+		json_add_str(o, "warning", "every data frame from the peer was discarded for its "
+			     "cookie: the peer ignores our Assigned Cookie (or sends another): set "
+			     "cookie_len = 0 for this peer's profile to interoperate");
+}
+
 static void h_session_show(struct ctl_conn *c, int64_t id, json_object *args)
 {
 	static const char *const known[] = { "session_id", "name", NULL };
 	struct argerr e;
 	struct session *s;
+	json_object *o;
 
 	if (!arg_check_known(args, known, &e))
 		return conn_reply(c, id, CTL_E_INVALID, e.msg, NULL);
-	if ((s = arg_session(c, id, args)) != NULL)
-		conn_reply(c, id, CTL_OK, NULL, session_json(s, true));
+	if ((s = arg_session(c, id, args)) == NULL)
+		return;
+	o = session_json(s, true);
+	add_cookie_check(o, s);
+	conn_reply(c, id, CTL_OK, NULL, o);
 }
 
 static void add_tunnel_sessions(json_object *arr, const struct tunnel *t)
@@ -1204,71 +1227,19 @@ static void ctl_refuse(int cfd, const char *err)
 	close(cfd);
 }
 
-static void accept_pause(void)
-{
-	usl_fd_set_events(ctl_ev, 0);
-	usl_timer_arm(l2tpd.timers, &accept_timer, usl_time_ms(CTL_ACCEPT_PAUSE_MS));
-}
-
-static void accept_resume(struct usl_timer *t)
-{
-	(void)t;
-	if (reserve_fd < 0)
-		reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	usl_fd_set_events(ctl_ev, USL_READ);
-}
-
-/*
- * Out of descriptors with a client waiting: the listening socket stays
- * readable, so returning would spin.  The reserve descriptor makes room to
- * accept the client and refuse it; without one, accepting pauses.
- */
-static void ctl_accept_starved(int fd, int err)
-{
-	int cfd, aerr;
-
-	l2tpd.ctl.accept_emfile++;
-	log_warnx_rl(&accept_rl, usl_timerset_now(l2tpd.timers),
-		     "control: accept: %s (refusing control clients until descriptors free up)",
-		     strerror(err));
-	if (reserve_fd >= 0) {
-		close(reserve_fd);
-		cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		aerr = errno;
-		if (cfd >= 0)
-			ctl_refuse(cfd, "l2tpv3d is out of file descriptors");
-		reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-		if (reserve_fd >= 0 && (cfd >= 0 || aerr == EAGAIN || aerr == ECONNABORTED))
-			return;
-	}
-	accept_pause();
-}
-
 static void ctl_accept(int fd, short what, void *arg)
 {
 	struct ctl_conn *c;
 	char err[128];
 	int cfd;
 
+	(void)fd;
 	(void)what;
 	(void)arg;
-	cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	/* out of descriptors: tunnels in the StopCCN hold give theirs up first */
-	while (cfd < 0 && (errno == EMFILE || errno == ENFILE) && tunnel_reclaim_held_socket())
-		cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-	if (cfd < 0) {
-		int e = errno;
-
-		if (e == EMFILE || e == ENFILE) {
-			ctl_accept_starved(fd, e);
-		} else if (e != EAGAIN && e != EINTR && e != ECONNABORTED) {
-			/* ENOBUFS, ENOMEM...: the client stays queued, so wait rather than spin */
-			log_warnx_rl(&accept_rl, usl_timerset_now(l2tpd.timers),
-				     "control: accept: %s", strerror(e));
-			accept_pause();
-		}
+	cfd = acceptor_accept(&ctl_acceptor);
+	if (cfd < 0)
 		return;
-	}
 	/* full: the client idle the longest makes room (idle ones cannot lock others out) */
 	if (l2tpd.ctl.clients >= l2tpd.conf->ctl_max_clients && (c = conn_idlest()) != NULL)
 		conn_evict(c, "idle while ctl_max_clients was reached: closed for a new client");
@@ -1358,19 +1329,16 @@ int ctl_init(const struct l2tpd_config *c, char *err, size_t errlen)
 	mkdir_parent(sun.sun_path);
 	if (ctl_claim_path(&sun, err, errlen) < 0)
 		return -1;
-	ctl_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	ctl_acceptor.fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	old = umask(0117);
-	if (ctl_fd < 0 || bind(ctl_fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 ||
-	    listen(ctl_fd, 128) < 0) {
+	if (ctl_acceptor.fd < 0 ||
+	    bind(ctl_acceptor.fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 ||
+	    listen(ctl_acceptor.fd, 128) < 0) {
 		umask(old);
 		snprintf(err, errlen, "control socket %s: %s", sun.sun_path, strerror(errno));
 		return -1;
 	}
 	umask(old);
-	reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (reserve_fd < 0)
-		log_warn("control: reserve descriptor: /dev/null");
-	usl_timer_init(&accept_timer, accept_resume);
 	usl_timer_init(&idle_timer, on_idle_timer);
 	usl_timer_arm(l2tpd.timers, &idle_timer, usl_time_ms(CTL_IDLE_SWEEP_MS));
 	snprintf(ctl_path, sizeof(ctl_path), "%s", sun.sun_path);
@@ -1383,8 +1351,8 @@ int ctl_init(const struct l2tpd_config *c, char *err, size_t errlen)
 			return -1;
 		}
 	}
-	ctl_ev = usl_fd_add(l2tpd.loop, ctl_fd, USL_READ, ctl_accept, NULL);
-	if (ctl_ev == NULL || event_subscribe(ctl_on_event, NULL) < 0)
+	if (acceptor_start(&ctl_acceptor, ctl_accept, NULL) < 0 ||
+	    event_subscribe(ctl_on_event, NULL) < 0)
 		return -1;
 	return 0;
 }
@@ -1394,19 +1362,10 @@ void ctl_shutdown(void)
 	event_unsubscribe(ctl_on_event, NULL);
 	while (!usl_list_empty(&conns))
 		conn_free(usl_container_of(conns.next, struct ctl_conn, link));
-	usl_timer_cancel(&accept_timer);
 	usl_timer_cancel(&idle_timer);
-	if (reserve_fd >= 0)
-		close(reserve_fd);
-	reserve_fd = -1;
-	if (ctl_ev != NULL)
-		usl_fd_del(ctl_ev);
-	if (ctl_fd >= 0) {
-		close(ctl_fd);
+	if (ctl_acceptor.fd >= 0)
 		unlink(ctl_path);
-	}
-	ctl_fd = -1;
-	ctl_ev = NULL;
+	acceptor_stop(&ctl_acceptor);
 	if (req_tok != NULL)
 		json_tokener_free(req_tok);
 	req_tok = NULL;

@@ -14,6 +14,7 @@
 #ifndef L2TPD_DP_H
 #define L2TPD_DP_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <json-c/json.h>
 
@@ -24,6 +25,11 @@ struct dp_session_stats {
 	uint64_t tx_packets, tx_bytes, tx_errors;
 	uint64_t rx_packets, rx_bytes, rx_errors;
 	uint64_t rx_seq_discards, rx_oos_packets, rx_cookie_discards;
+	/*
+	 * Frames discarded for their cookie and not one received: the peer
+	 * ignores our Assigned Cookie AVP (or sends another cookie).
+	 */
+	bool cookie_mismatch;
 };
 
 /*

@@ -86,6 +86,9 @@
 #define NAME_RETRIES	8		/* IFNAME taken between our check and the create */
 #define VERIFY_DELAY_MS	1000		/* lost notices: check everything after this */
 #define CONFIRM_DELAY_MS 1000		/* a tunnel's delete notice: ask the kernel after this */
+#define COOKIE_LOOK_MS	1000		/* a young session's counters: first look */
+#define COOKIE_LOOK_MAX_MS 30000	/* then at doubling intervals up to this */
+#define COOKIE_WATCH_MS	(5 * 60 * 1000)	/* for this long after it came up */
 #define ETH_OVERHEAD	14
 #define VLAN_OVERHEAD	4
 
@@ -166,6 +169,10 @@ struct ksession {
 	struct dp_session_stats stats;
 	usl_time stats_at;
 	bool stats_valid, stats_pending, cookie_discards_reported;
+	struct usl_timer cookie_timer;	/* young, with our cookie, nothing received yet */
+	usl_time up_at;
+	unsigned cookie_look_ms;	/* the interval before the next look */
+	bool cookie_warned;		/* the mismatch is in the log */
 };
 
 /* An ifname pattern's next number: names are handed out in order, skipping used ones. */
@@ -1268,10 +1275,12 @@ static unsigned session_mtu(const struct session *s)
 /* ---- sessions: kernel objects ------------------------------------------------- */
 
 static void links_del(struct ksession *ks);
+static void on_cookie_timer(struct usl_timer *tm);
 
 static void ks_put(struct ksession *ks)
 {
 	if (--ks->refs == 0) {
+		usl_timer_cancel(&ks->cookie_timer);
 		links_del(ks);
 		free(ks);
 	}
@@ -1474,6 +1483,7 @@ static int session_start(struct session *s, bool early)
 	ks->pw = sess_pw(s);
 	ks->state = K_CREATING;
 	ks->early = early;
+	usl_timer_init(&ks->cookie_timer, on_cookie_timer);
 	session_pattern(s, ks);
 	rc = session_names(s, ks, false);
 	if (rc == 0)
@@ -1733,11 +1743,13 @@ static int session_link_extras(struct session *s, struct ksession *ks, char *err
 }
 
 static void links_add(struct ksession *ks);
+static void cookie_watch(struct ksession *ks);
 
 static void session_ready(struct session *s, struct ksession *ks)
 {
 	ks->state = K_UP;
 	links_add(ks);
+	cookie_watch(ks);
 	snprintf(s->ifname, sizeof(s->ifname), "%s", ks->ifname);
 	s->dp_handle = ks->ifindex;
 	session_dp_done(s, 0);
@@ -1937,6 +1949,26 @@ static void kernel_session_delete(struct session *s)
 
 /* ---- statistics, modify, describe --------------------------------------------- */
 
+/*
+ * Frames discarded for their cookie and not one good frame: every frame
+ * the peer sends fails the cookie check.  A peer that ignores the Assigned
+ * Cookie AVP (freeRtr) looks like this, and the kernel drops its frames
+ * without a word: say it in the log, once per session, and in `show`.
+ */
+static void cookie_verdict(struct ksession *ks)
+{
+	const struct session *s = ks->s;
+
+	ks->stats.cookie_mismatch = ks->stats.rx_packets == 0 && ks->stats.rx_cookie_discards > 0;
+	if (!ks->stats.cookie_mismatch || ks->cookie_warned || s == NULL)
+		return;
+	ks->cookie_warned = true;
+	log_warnx("session %u (tunnel %u, profile %s): %" PRIu64 " data frames discarded for "
+		  "their cookie, none received: the peer ignores our Assigned Cookie (or sends "
+		  "another): set cookie_len = 0 for this peer's profile to interoperate",
+		  ks->sid, ks->tid, s->prof->name, ks->stats.rx_cookie_discards);
+}
+
 static uint64_t attr_u64(const struct nlattr *a)
 {
 	return a && mnl_attr_validate(a, MNL_TYPE_U64) == 0 ? mnl_attr_get_u64(a) : 0;
@@ -1966,6 +1998,7 @@ static void stats_data(struct kreq *r, const struct nlmsghdr *nlh)
 	ks->cookie_discards_reported = st[L2TP_ATTR_RX_COOKIE_DISCARDS] != NULL;
 	ks->stats_valid = true;
 	ks->stats_at = now();
+	cookie_verdict(ks);
 }
 
 static void session_check_gone(struct ksession *ks, int err);
@@ -2001,6 +2034,39 @@ static void stats_refresh(struct ksession *ks)
 {
 	if (!ks->stats_pending && session_get(ks, stats_done))
 		ks->stats_pending = true;
+}
+
+/*
+ * The counters are read on demand (`show`, SNMP); a session that expects a
+ * cookie also has them read while it is young and has received nothing, at
+ * doubling intervals up to 30 s for its first 5 minutes: 13 SESSION_GETs
+ * per session at most, and none once a good frame came or the mismatch was
+ * found.
+ */
+static void on_cookie_timer(struct usl_timer *tm)
+{
+	struct ksession *ks = usl_container_of(tm, struct ksession, cookie_timer);
+	int64_t age;
+
+	if (ks->s == NULL || ks->state != K_UP || ks->cookie_warned ||
+	    (ks->stats_valid && ks->stats.rx_packets > 0))
+		return;
+	stats_refresh(ks);
+	ks->cookie_look_ms = ks->cookie_look_ms * 2 < COOKIE_LOOK_MAX_MS ?
+			     ks->cookie_look_ms * 2 : COOKIE_LOOK_MAX_MS;
+	age = usl_time_to_ms(usl_time_sub(now(), ks->up_at));
+	if (age + ks->cookie_look_ms <= COOKIE_WATCH_MS)
+		usl_timer_arm(l2tpd.timers, tm, usl_time_ms(ks->cookie_look_ms));
+}
+
+/* The session is up: watch its counters for a while if it expects a cookie. */
+static void cookie_watch(struct ksession *ks)
+{
+	if (ks->prog.cookie_len == 0 || ks->cookie_warned)
+		return;
+	ks->up_at = now();
+	ks->cookie_look_ms = COOKIE_LOOK_MS;
+	usl_timer_arm(l2tpd.timers, &ks->cookie_timer, usl_time_ms(COOKIE_LOOK_MS));
 }
 
 /*

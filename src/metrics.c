@@ -26,6 +26,7 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 
+#include "acceptor.h"
 #include "dp.h"
 #include "l2tpv3d.h"
 #include "usl/log.h"
@@ -45,7 +46,6 @@ struct census {
 #define MX_MAX_CLIENTS		16	/* scrapes at once; more are refused at once */
 #define MX_DEADLINE_S		10	/* a connection's whole life, however busy */
 #define MX_MAX_REQUEST		8192	/* request line and headers */
-#define MX_ACCEPT_PAUSE_MS	250	/* accept failing with no way out: try again after */
 
 /* One HTTP client: it sends its request, gets the reply, and goes. */
 struct mx_conn {
@@ -57,17 +57,14 @@ struct mx_conn {
 };
 
 static struct {
-	int fd;				/* listening */
-	struct usl_fd *ev;
-	int reserve_fd;			/* given up to accept a client when fds run out */
-	struct usl_timer accept_timer;	/* ends a pause of accepting */
+	struct acceptor acceptor;	/* the listening socket */
 	struct usl_list conns;
 	unsigned clients;		/* connected now */
 	uint64_t scrapes;
 	uint64_t refused_max;		/* over MX_MAX_CLIENTS */
 	uint64_t refused_nofd;		/* accepts failed for want of descriptors */
 	uint64_t dropped;		/* cut off at the deadline before their reply was out */
-} mx = { .fd = -1, .reserve_fd = -1, .conns = USL_LIST_INIT(mx.conns) };
+} mx = { .acceptor = { .fd = -1, .reserve_fd = -1 }, .conns = USL_LIST_INIT(mx.conns) };
 
 static struct log_ratelimit mx_accept_rl = LOG_RATELIMIT_INIT(10, 5);
 static struct log_ratelimit mx_drop_rl = LOG_RATELIMIT_INIT(10, 5);
@@ -439,67 +436,17 @@ static void refuse(int cfd, const char *why)
 	close(cfd);
 }
 
-static void accept_pause(void)
-{
-	usl_fd_set_events(mx.ev, 0);
-	usl_timer_arm(l2tpd.timers, &mx.accept_timer, usl_time_ms(MX_ACCEPT_PAUSE_MS));
-}
-
-static void accept_resume(struct usl_timer *t)
-{
-	(void)t;
-	if (mx.reserve_fd < 0)
-		mx.reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	usl_fd_set_events(mx.ev, USL_READ);
-}
-
-/*
- * Out of descriptors with a client waiting: the listening socket stays
- * readable, so returning would spin.  The reserve descriptor makes room to
- * accept the client and refuse it; without one, accepting pauses.
- */
-static void accept_starved(int fd, int err)
-{
-	int cfd, aerr;
-
-	mx.refused_nofd++;
-	log_warnx_rl(&mx_accept_rl, usl_timerset_now(l2tpd.timers),
-		     "metrics: accept: %s (refusing scrapes until descriptors free up)",
-		     strerror(err));
-	if (mx.reserve_fd >= 0) {
-		close(mx.reserve_fd);
-		cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		aerr = errno;
-		if (cfd >= 0)
-			refuse(cfd, "l2tpv3d is out of file descriptors");
-		mx.reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-		if (mx.reserve_fd >= 0 && (cfd >= 0 || aerr == EAGAIN || aerr == ECONNABORTED))
-			return;
-	}
-	accept_pause();
-}
-
 static void on_accept(int fd, short what, void *arg)
 {
 	struct mx_conn *c;
 	int cfd;
 
+	(void)fd;
 	(void)what;
 	(void)arg;
-	cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-	if (cfd < 0) {
-		int e = errno;
-
-		if (e == EMFILE || e == ENFILE) {
-			accept_starved(fd, e);
-		} else if (e != EAGAIN && e != EINTR && e != ECONNABORTED) {
-			/* ENOBUFS, ENOMEM...: the client stays queued, so wait rather than spin */
-			log_warnx_rl(&mx_accept_rl, usl_timerset_now(l2tpd.timers),
-				     "metrics: accept: %s", strerror(e));
-			accept_pause();
-		}
+	cfd = acceptor_accept(&mx.acceptor);
+	if (cfd < 0)
 		return;
-	}
 	if (mx.clients >= MX_MAX_CLIENTS) {
 		mx.refused_max++;
 		log_warnx_rl(&mx_accept_rl, usl_timerset_now(l2tpd.timers),
@@ -582,27 +529,24 @@ int metrics_init(const struct l2tpd_config *c, char *err, size_t errlen)
 		snprintf(err, errlen, "metrics_listen '%s': not ADDRESS:PORT", c->metrics_listen);
 		return -1;
 	}
-	mx.fd = socket(sa.sa.sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (mx.fd < 0 || setsockopt(mx.fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-	    bind(mx.fd, &sa.sa, salen) < 0 || listen(mx.fd, 128) < 0) {
+	mx.acceptor = (struct acceptor){
+		.reserve_fd = -1, .rl = LOG_RATELIMIT_INIT(10, 5), .what = "metrics",
+		.refuse = refuse, .starved = &mx.refused_nofd,
+	};
+	mx.acceptor.fd = socket(sa.sa.sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (mx.acceptor.fd < 0 ||
+	    setsockopt(mx.acceptor.fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(mx.acceptor.fd, &sa.sa, salen) < 0 || listen(mx.acceptor.fd, 128) < 0) {
 		snprintf(err, errlen, "metrics_listen %s: cannot listen: %s", c->metrics_listen,
 			 strerror(errno));
-		if (mx.fd >= 0)
-			close(mx.fd);
-		mx.fd = -1;
+		acceptor_stop(&mx.acceptor);
 		return -1;
 	}
-	mx.ev = usl_fd_add(l2tpd.loop, mx.fd, USL_READ, on_accept, NULL);
-	if (mx.ev == NULL) {
+	if (acceptor_start(&mx.acceptor, on_accept, NULL) < 0) {
 		snprintf(err, errlen, "metrics: cannot watch the listening socket");
-		close(mx.fd);
-		mx.fd = -1;
+		acceptor_stop(&mx.acceptor);
 		return -1;
 	}
-	mx.reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (mx.reserve_fd < 0)
-		log_warn("metrics: reserve descriptor: /dev/null");
-	usl_timer_init(&mx.accept_timer, accept_resume);
 	log_info("metrics: serving /metrics on %s", c->metrics_listen);
 	if (!is_loopback(&sa))
 		log_warnx("metrics: %s is not a loopback address: /metrics has no authentication "
@@ -614,14 +558,5 @@ void metrics_shutdown(void)
 {
 	while (!usl_list_empty(&mx.conns))
 		conn_free(usl_list_first_entry(&mx.conns, struct mx_conn, link));
-	usl_timer_cancel(&mx.accept_timer);
-	if (mx.ev != NULL)
-		usl_fd_del(mx.ev);
-	mx.ev = NULL;
-	if (mx.fd >= 0)
-		close(mx.fd);
-	mx.fd = -1;
-	if (mx.reserve_fd >= 0)
-		close(mx.reserve_fd);
-	mx.reserve_fd = -1;
+	acceptor_stop(&mx.acceptor);
 }

@@ -2,7 +2,8 @@
 # Control socket limits: a client that pipelines requests and never reads
 # the replies neither grows the daemon nor keeps its connection (it is
 # disconnected and counted), a client that reads still gets large replies,
-# and connections over ctl_max_clients are refused and counted.
+# and connections over ctl_max_clients, while every client has a request
+# waiting (none idle, so none gives way), are refused and counted.
 #
 #   +------------ ns A --------------+
 #   | l2tpv3d  192.0.2.1             |-- veth --> 192.0.2.9: a static neighbour
@@ -53,6 +54,15 @@ def flood(path, n, hold):
     except socket.timeout:
         print("open")
 
+def busy(path, n, peer, secs):
+    """Opens n connections, each with a tunnel create that waits (its peer
+    never answers), and holds them."""
+    socks = [conn(path) for _ in range(n)]
+    for i, s in enumerate(socks):
+        s.sendall(b'{"id": %d, "cmd": "tunnel create", "args": {"peer": "%s"}}\n' % (i + 1, peer.encode()))
+    print("busy", flush=True)
+    time.sleep(secs)
+
 def hold(path, n, secs):
     """Opens n connections and holds them; prints how many were refused."""
     socks, refused = [], 0
@@ -71,6 +81,8 @@ def hold(path, n, secs):
 
 if sys.argv[1] == "flood":
     flood(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]))
+elif sys.argv[1] == "busy":
+    busy(sys.argv[2], int(sys.argv[3]), sys.argv[4], float(sys.argv[5]))
 else:
     hold(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]))
 PY
@@ -108,8 +120,14 @@ log_test $? "the flooder sees its connection closed"
 [ "$(ctlj a show daemon | jq .ctl_clients)" = 1 ]
 log_test $? "only the asking client is connected now (ctl_clients 1)"
 
-# The cap: MAXC + 4 held connections, 4 refused at once with status limit
-python3 "$W/client.py" hold "$W/a.ctl" $((MAXC + 4)) 4 > "$W/hold.out" 2>&1 &
+# The cap: MAXC connections each with a tunnel create waiting (none idle),
+# then 4 more: refused at once with status limit
+python3 "$W/client.py" busy "$W/a.ctl" $MAXC $SINK 30 > "$W/busy.out" 2>&1 &
+BUSY=$!
+parked() { [ "$(grep -c 'idle -> wait-ctl-reply' "$W/a.log")" -ge $((NTUN + MAXC)) ]; }
+wait_until 10 parked
+log_test $? "$MAXC clients, each with a tunnel create waiting, hold every slot"
+python3 "$W/client.py" hold "$W/a.ctl" 4 4 > "$W/hold.out" 2>&1 &
 HOLD=$!
 wait_until 5 test -s "$W/hold.out"
 [ "$(cat "$W/hold.out")" = 4 ]
@@ -122,7 +140,7 @@ rc=$? ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 echo "    l2tpv3ctl over the cap: status $rc after ${ms} ms: $out"
 [ $rc = 1 ] && [ $ms -lt 2000 ] && grep -q "too many control clients" <<<"$out"
 log_test $? "l2tpv3ctl over the cap fails at once and says why"
-kill $HOLD; wait $HOLD 2>/dev/null
+kill $HOLD $BUSY; wait $HOLD $BUSY 2>/dev/null
 clients() { ctlj a show daemon | jq .ctl_clients; }
 wait_until 5 expect_count 1 clients
 [ "$(stat_of ctl_clients_refused)" = 5 ]
