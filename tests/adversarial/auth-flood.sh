@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
-# Finding 2: SCCRQs that fail authentication left a tunnel and a socket
-# behind forever (3,000 forged packets: 3,000 tunnels, 3,000 fds, and a real
-# LAC refused with "max_tunnels reached").  Now: validated before anything
-# is allocated; a bad digest is dropped silently, a peer that does not
-# authenticate where we require it gets one StopCCN (rate-limited).
+# SCCRQs that fail authentication leave nothing behind: an SCCRQ is
+# validated before anything is allocated; a bad digest is dropped silently,
+# a peer that does not authenticate where we require it gets one StopCCN
+# (rate-limited), and a real LAC still gets its tunnel.
 . "$(dirname "$0")/lib.sh"
 adv_setup
 

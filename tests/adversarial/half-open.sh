@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
-# Finding 10 (first part): ~15 forged SCCRQs a second kept every half-open
-# slot busy (each held ~70 s, each answered with 11 SCCRPs to the forged
-# source).  Now: an SCCRP is retried 4 times (5 in all), a half-open
-# connection ends by its deadline, and when the table is full the peers'
-# oldest half-open connection makes room, so a real LAC still gets in.
+# Forged SCCRQs cannot keep every half-open slot busy: an SCCRP is retried
+# 4 times (5 in all), a half-open connection ends by its deadline, and when
+# the table is full the peers' oldest half-open connection makes room, so a
+# real LAC still gets in; their failures are a few log lines and a count.
 . "$(dirname "$0")/lib.sh"
 adv_setup
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Finding 8: with md5 and hide_avps on, ICRP sent the Assigned Cookie in
-# clear with no Random Vector.  Now Assigned Cookie and Remote End ID go
-# hidden behind a fresh Random Vector (RFC 3931 5.3): our own capture, read
-# with the secret, shows the cookie unhidden; without it, hidden.
+# With md5 and hide_avps on, Assigned Cookie and Remote End ID go hidden
+# behind a fresh Random Vector (RFC 3931 5.3), never in clear: our own
+# capture, read with the secret, shows the cookie unhidden; without it,
+# hidden; no byte of it holds the Remote End ID in clear.
 . "$(dirname "$0")/lib.sh"
 . "$top_srcdir/tests/inspect/lib.sh"
 adv_setup

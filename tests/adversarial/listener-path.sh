@@ -1,11 +1,10 @@
 #!/usr/bin/env bash
 # responder_port = "listener": the LNS answers every tunnel from its
-# listener's port, one tunnel per peer address and port.  One forged SCCRQ
-# from the LAC's address and port 1701 made a half-open connection that held
-# that path until its SCCRPs ran out (about 20 s), refusing the real LAC,
-# which sends from port 1701, with a hint about ephemeral ports.  A new SCCRQ
-# on the path of a half-open connection now takes it; a path held by an
-# established tunnel is refused with a hint that fits this mode.
+# listener's port, one tunnel per peer address and port.  A forged SCCRQ
+# from the LAC's address and port 1701 makes a half-open connection on that
+# path; the real LAC's SCCRQ from the same port takes the path from it at
+# once instead of being refused until the forged one's SCCRPs run out.  A
+# path held by an established tunnel is refused with a hint for this mode.
 . "$(dirname "$0")/lib.sh"
 adv_setup
 ADV_PROFILE='udp_src_port = "1701";'

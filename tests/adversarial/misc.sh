@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Finding 10, the rest: a datagram longer than any control message was
-# parsed truncated; a zero-length Nonce was accepted; drops that belong to no
-# tunnel were logged as "0dropped message ...".
+# A datagram longer than any control message is counted as too-long, not
+# parsed truncated; a zero-length Nonce is refused; drops that belong to no
+# tunnel are logged without a stray "0".
 . "$(dirname "$0")/lib.sh"
 adv_setup
 ADV_PROFILE='digest = "md5"; secret = "s3cret";'
@@ -27,7 +27,7 @@ adv_forge_seen 1 ccid0-zlb --dst $B_ADDR
 adv_forge_seen 1 stopccn --dst $B_ADDR --ccid 12345 --sports 40000 --ns 0 --nr 0
 ! grep -q "0dropped" "$W/b.log" && grep -q "dropped message from $A_ADDR: unknown-ccid" "$W/b.log"
 log_test $? "drops of no tunnel are logged without a stray '0' (and a zero-CCID ZLB only counted)"
-# data frames on a tunnel's socket (issue 17, item 6): for a session that came
+# data frames on a tunnel's socket: for a session that came
 # up moments ago (its kernel session not there yet) they are routine, counted
 # at debug; for a session no one knows, a warning
 vt=$(ctlj a tunnel list | jq -r '[.tunnels[] | select(.state == "established")][0].tunnel_id')

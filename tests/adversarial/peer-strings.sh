@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# tests/adversarial/peer-strings.sh - a peer's Remote End ID is data (issue 12,
-# finding 7): terminal escapes, an embedded newline, C1 controls and invalid
+# tests/adversarial/peer-strings.sh - a peer's Remote End ID is data:
+# terminal escapes, an embedded newline, C1 controls and invalid
 # UTF-8 sent by the LAC must reach the LNS operator only escaped, by the rule
 # of doc/ctl-protocol.md "Peer-supplied strings" (usl/escape.h).
 #

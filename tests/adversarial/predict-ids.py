@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""predict-ids.py ID... - the attack of finding 4: assuming the IDs come, in
-order, from the xorshift64 (13, 7, 17) generator l2tpv3d used (each ID bits
+"""predict-ids.py ID... - the ID prediction attack: assuming the IDs come, in
+order, from an xorshift64 (13, 7, 17) generator (each ID bits
 16..47 of the next state), recover its state over GF(2) and print the next
 ID it would hand out.  Prints "none" when the IDs fit no such generator."""
 import sys

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Finding 4: tunnel and session IDs came from xorshift: from one tunnel ID
-# and four session IDs a peer recovered the generator's state and predicted
-# the next IDs handed to another peer.  Now they come from the kernel CSPRNG:
-# the same attack (predict-ids.py) must fail.
+# Tunnel and session IDs come from the kernel CSPRNG: the attack that
+# recovers an xorshift generator's state from one tunnel ID and four
+# session IDs and predicts the next IDs handed to another peer
+# (predict-ids.py) must fail.
 . "$(dirname "$0")/lib.sh"
 adv_setup
 adv_conf_b 'peer_default = { accept = true; };'

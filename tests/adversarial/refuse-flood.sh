@@ -1,9 +1,7 @@
 #!/usr/bin/env bash
-# Finding 3: refused SCCRQs (accept = false, max_tunnels reached) allocated a
-# tunnel and a socket each, held them 31 s and sent about five StopCCNs to
-# the (forged) source: 10,000 SCCRQs gave 10,000 tunnels and ~3 datagrams
-# back per datagram.  Now: nothing allocated, at most one StopCCN per SCCRQ,
-# at most 50 a second in all (+ a burst of 50).
+# Refused SCCRQs (accept = false, max_tunnels reached) allocate nothing and
+# are answered by at most one StopCCN each, at most 50 a second in all (+ a
+# burst of 50), so 10,000 forged SCCRQs reflect almost nothing.
 . "$(dirname "$0")/lib.sh"
 adv_setup
 

@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
-# Finding 5: the listener matched an existing tunnel by address only, not
-# port: StopCCNs from the peer's IP and other ports, with a guessed CCID,
-# tore another peer's tunnel down.  Now a message for a known CCID must come
-# from that tunnel's peer address and port (else: drop "wrong-source"), and
+# A message for a known CCID must come from that tunnel's peer address and
+# port (else: drop "wrong-source"): StopCCNs from the peer's address and
+# other ports, with the CCID and every plausible Ns/Nr, leave the tunnel up;
 # only a message whose Ns/Nr pass reliable delivery counts as a sign of life.
 . "$(dirname "$0")/lib.sh"
 adv_setup

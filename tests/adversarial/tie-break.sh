@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Finding 1: one forged SCCRQ with a Tie Breaker from the address of a peer we
-# are connecting to crashed the daemon (use-after-free, then double free of
-# the peer), even with accept = false.  Also: two LCCEs opening to each
-# other at once end with one tunnel, established on both sides.
+# Forged SCCRQs with a Tie Breaker from the address of a peer we are
+# connecting to, refused (accept = false) and accepted: the daemon survives
+# and the tie break goes by RFC 3931 5.4.3.  Two LCCEs opening to each other
+# at once end with one tunnel, established on both sides.
 . "$(dirname "$0")/lib.sh"
 adv_setup
 

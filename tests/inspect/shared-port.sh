@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Many tunnels share the LNS's port 1701 (issue 15), end to end and on the
+# Many tunnels share the LNS's port 1701, end to end and on the
 # wire.  Two l2tpv3d in namespaces (null data plane, tests/integration/lib.sh):
 #
 #   A (LAC) 192.0.2.1:<one ephemeral port per tunnel> ==veth== 192.0.2.2:1701 B (LNS)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The control interface as an operator uses it (issue 16, items 13 and 16):
+# The control interface as an operator uses it:
 # tunnels and sessions named wherever an ID is accepted, not-found errors
 # that say what exists, `stats reset`, and `monitor --reconnect` across a
 # daemon restart.

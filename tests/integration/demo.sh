@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/demo leaves nothing behind (issue 14): run as a user would, it
+# scripts/demo leaves nothing behind : run as a user would, it
 # exits 0; made to fail half-way, interrupted with Ctrl-C or terminated, it
 # exits non-zero; and every time its two namespaces, both l2tpv3d daemons
 # and its work directory are gone when it returns.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The StopCCN hold costs no descriptor beyond the live tunnels (issue 15):
+# The StopCCN hold costs no descriptor beyond the live tunnels:
 #  - LNS with responder_port "listener": the tunnels the LAC deletes stay
 #    held on the LNS (stopping, RFC 3931 4.2's retransmission cycle) but
 #    their sockets close at once, so its descriptors are back to the

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Interoperability: the LNS ("b", ns B) against a scripted peer (peer.py, ns A)
-# that behaves the way deployed implementations do (doc INTEROP notes, issue 13):
+# that behaves the way deployed implementations do (doc INTEROP notes):
 # v2-era AVPs with M=1 in SCCRQ, an ICRQ without Serial Number, CableLabs
 # vendor AVPs with M=1 (refused per RFC 3931 5.2, connection kept), a CDN
 # answered with a CDN, a peer that vanishes, a simultaneous open from port

@@ -45,7 +45,7 @@ wait_until 5 expect_count 2 count_tunnels b established
 log_test $? "st1 down on the peer too"
 
 # the summary counts each static tunnel once, also one deleted from the CLI
-# and one that was down waiting for its retry (issue 16, item 14)
+# and one that was down waiting for its retry
 ctl a tunnel delete name st2 >/dev/null
 out=$(ctlj a reload); rc=$?
 [ $rc = 0 ] && [ "$(jq -c '[.tunnels_kept, .tunnels_started, .tunnels_restarted, .tunnels_deleted]' <<<"$out")" = "[0,1,0,0]" ] &&

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A restarted peer leaves no duplicates (issue 17, item 4): the LAC is
+# A restarted peer leaves no duplicates : the LAC is
 # SIGKILLed with 20 tunnels up and restarted; its first new tunnel makes the
 # LNS probe a sample of the old, silent connections (a HELLO with one
 # retransmission: 3 s unanswered), then, unanswered, all of them, and they

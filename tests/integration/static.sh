@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Static objects always come back (issue 16, items 3 and 4):
+# Static objects always come back :
 #  - a static session the LNS deletes is started again by the LAC after
 #    its backoff (5 s), and the log says so;
 #  - a restarted LNS (StopCCN "shutting down", then a new daemon) costs the
@@ -18,7 +18,7 @@ log_test $? "both daemons start"
 wait_until 5 expect_count 1 count_sessions a established && wait_until 5 expect_count 1 count_sessions b established
 log_test $? "static tunnel st1 and session st1-s1 up"
 
-# one line per transition, with names, peer and reason (issue 16, item 7)
+# one line per transition, with names, peer and reason
 [ "$(grep -c "info: tunnel st1 ([0-9]*): up: peer $B_ADDR, host \"b\"" "$W/a.log")" = 1 ] &&
 	[ "$(grep -c "info: session st1-s1 ([0-9]*): up: tunnel st1 ([0-9]*), remote end id \"x1\"" "$W/a.log")" = 1 ] &&
 	[ "$(grep -c "info: session [0-9]*: up: tunnel [0-9]*, remote end id \"x1\"" "$W/b.log")" = 1 ] &&

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Incoming sessions tied to customers by Remote End ID (issue 16, item 9),
+# Incoming sessions tied to customers by Remote End ID,
 # as operators coming from xconnect expect: B's peer entry lists Remote End
 # IDs, exact and as patterns, each with a session profile, an interface name
 # ("%r": the ID itself) and a bridge; unknown IDs are refused with a CDN

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Kernel objects deleted behind the daemons' backs (issue 17 item 1):
+# Kernel objects deleted behind the daemons' backs :
 # `ip l2tp del session`, `ip link del` of a pseudowire interface and
 # `ip l2tp del tunnel`, over UDP and IP encapsulation, on the side that
 # opened them (A, static tunnels and sessions) and on the other (B).  Each

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The state file under a full disk and a read-only state_dir (issue 17
-# item 3).  A's state_dir is a 64 KiB tmpfs that gets filled: creates go on,
+# The state file under a full disk and a read-only or world-writable
+# state_dir.  A's state_dir is a 64 KiB tmpfs that gets filled: creates go on,
 # every failure is logged with its errno (never "Success"), and once space
 # is freed the file lists exactly A's kernel tunnels again.  A restart
 # replays a file with a torn and a joined line: only A's recorded tunnel

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Customers by Remote End ID with real interfaces (issue 16 item 9): B's
+# Customers by Remote End ID with real interfaces: B's
 # peer entry maps "cust-a" to the interface cust-a in bridge br-a and
 # "site-*" to pw-<ID> in br-sites; A's static sessions name their own
 # interfaces.  The kernel has exactly those names and bridge ports, and

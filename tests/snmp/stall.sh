@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # An AgentX master that accepts but does not answer must not stall the
-# daemon (issue 17 item 2): snmpd stopped (SIGSTOP) while the subagent
+# daemon: snmpd stopped (SIGSTOP) while the subagent
 # connects and registers, then a fake master that answers Open and never
 # Register.  Throughout, `l2tpv3ctl show daemon` is asked every 100 ms and
 # its slowest answer must stay well below one AgentX timeout (1 s; it was
