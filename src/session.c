@@ -361,6 +361,18 @@ static void session_log_up(const struct session *s)
 		 reid, s->ifname[0] ? ", interface " : "", s->ifname);
 }
 
+/*
+ * The engine clears a closing tunnel's sessions without a CDN (the StopCCN
+ * covers them), with result 2 and error 1 as their reason: that is no CDN
+ * result to report.
+ */
+static bool session_closed_with_tunnel(const struct session *s, const struct l2tp_result *why)
+{
+	return why != NULL && why->result == L2TP_CDN_GENERAL_ERROR && why->has_error &&
+	       why->error == L2TP_ERR_NO_CONTROL_CONNECTION &&
+	       (s->tunnel->closing || l2tp_cc_state(s->tunnel->cc) >= L2TP_CC_STOPPING);
+}
+
 /* Once per session: down (was up) or failed, and why (CDN text already escaped). */
 static void session_log_down(struct session *s, const struct l2tp_result *why)
 {
@@ -375,6 +387,12 @@ static void session_log_down(struct session *s, const struct l2tp_result *why)
 		log_info("session %s: %s: tunnel %s%s", label, s->up ? "down" : "failed", tlabel,
 			 s->tunnel->closing || l2tp_cc_state(s->tunnel->cc) >= L2TP_CC_STOPPING ?
 			 ", which is closing" : "");
+		return;
+	}
+	if (session_closed_with_tunnel(s, why)) {
+		log_info("session %s: %s: tunnel %s closed, no CDN%s%.*s", label,
+			 s->up ? "down" : "failed", tlabel, why->message.len ? ": " : "",
+			 (int)why->message.len, why->message.p ? (const char *)why->message.p : "");
 		return;
 	}
 	log_info("session %s: %s: tunnel %s, CDN result %u (%s)%s%.*s", label,
@@ -405,9 +423,13 @@ static void session_announce_down(struct session *s, const struct l2tp_result *w
 		/* the peer's Result Code message: escaped, cut only between escapes */
 		if (why != NULL && why->message.p != NULL)
 			usl_str_escape(msg, sizeof(msg), why->message.p, why->message.len);
-		snprintf(err, sizeof(err), "session closed: CDN result %u (%s)%s%s",
-			 why ? why->result : 0, why ? l2tp_cdn_result_name(why->result) : "?",
-			 msg[0] ? ": " : "", msg);
+		if (session_closed_with_tunnel(s, why))
+			snprintf(err, sizeof(err), "session closed with its tunnel%s%s",
+				 msg[0] ? ": " : "", msg);
+		else
+			snprintf(err, sizeof(err), "session closed: CDN result %u (%s)%s%s",
+				 why ? why->result : 0,
+				 why ? l2tp_cdn_result_name(why->result) : "?", msg[0] ? ": " : "", msg);
 	}
 	session_reply_waiters(s, st, err, why);
 }

@@ -1313,6 +1313,23 @@ static enum l2tp_drop cc_fsm_wait_conn(struct l2tp_cc *cc, enum cc_event ev,
 	}
 }
 
+/*
+ * A CDN for a session we already cleared is the peer answering our own CDN
+ * (freeRtr does), or its CDN crossing ours: acknowledged, nothing to do,
+ * not worth a warning.
+ */
+static enum l2tp_drop cc_on_session_msg(struct l2tp_cc *cc, const struct l2tp_msg *m)
+{
+	enum l2tp_drop r = l2tp_sess_input(cc, m);
+
+	if (r != L2TP_DROP_UNKNOWN_SESSION || m->type != L2TP_MSG_CDN)
+		return r;
+	cc_count_drop(cc, r);
+	cc_log(debug, cc, "CDN for session %u (peer's %u), already cleared: acknowledged",
+	       m->remote_sid, m->local_sid);
+	return L2TP_DROP_NONE;
+}
+
 static enum l2tp_drop cc_fsm_established(struct l2tp_cc *cc, enum cc_event ev,
 					 const struct l2tp_msg *m)
 {
@@ -1326,7 +1343,7 @@ static enum l2tp_drop cc_fsm_established(struct l2tp_cc *cc, enum cc_event ev,
 	case CC_EV_RX_HELLO:
 		return L2TP_DROP_NONE;	/* its acknowledgement is all it asks */
 	case CC_EV_RX_SESSION:
-		return l2tp_sess_input(cc, m);
+		return cc_on_session_msg(cc, m);
 	case CC_EV_CLOSE:
 	case CC_EV_DP_FAILED:
 		cc_stop(cc, cc_event_names[ev]);
@@ -1464,33 +1481,41 @@ static uint16_t cc_error_code(enum l2tp_drop why)
  */
 static enum l2tp_drop cc_on_malformed(struct l2tp_cc *cc, const struct l2tp_msg *m)
 {
-	char text[L2TP_REASON_MAX];
+	char text[L2TP_REASON_MAX], where[16];
+	const char *did;
 	uint16_t err = cc_error_code(m->bad);
 
 	if (m->type <= L2TP_MSG_TYPE_MAX)
 		cc->st.rx_msgs[m->type]++;
-	snprintf(text, sizeof(text), "%s %s: %s (AVP %u)",
+	/* a header cut short or overrunning the message has no AVP type to name */
+	if (m->bad == L2TP_DROP_AVP_TOO_SHORT || m->bad == L2TP_DROP_AVP_OVERRUN)
+		snprintf(where, sizeof(where), "AVP header");
+	else
+		snprintf(where, sizeof(where), "AVP %u", m->bad_avp);
+	snprintf(text, sizeof(text), "%s %s: %s (%s)",
 		 m->bad == L2TP_DROP_MISSING_AVP ? "incomplete" : "malformed",
-		 l2tp_msg_type_name(m->type), l2tp_drop_name(m->bad), m->bad_avp);
-	cc_log(info, cc, "%s", text);
+		 l2tp_msg_type_name(m->type), l2tp_drop_name(m->bad), where);
+	cc_count_drop(cc, m->bad);
 	if (!cc_is_conn_msg(m->type)) {
-		if (cc->state == L2TP_CC_ESTABLISHED)
-			l2tp_sess_input_malformed(cc, m, err, text);
-		return cc_drop(cc, m->bad);
-	}
-	if (cc->state == L2TP_CC_STOPPING)
-		return cc_drop(cc, m->bad);
-	if (m->type == L2TP_MSG_STOPCCN) {
+		did = cc->state == L2TP_CC_ESTABLISHED ? l2tp_sess_answer_malformed(cc, m, err, text)
+						       : "ignored: the connection is not established";
+	} else if (cc->state == L2TP_CC_STOPPING) {
+		did = "ignored: the connection is stopping";
+	} else if (m->type == L2TP_MSG_STOPCCN) {
 		cc_learn_stopccn_ccid(cc, m);
 		l2tp_reason_set(&cc->reason, L2TP_STOPCCN_GENERAL_ERROR, err, true, "%s", text);
 		cc_on_stopccn_reason(cc);
-		return cc_drop(cc, m->bad);
+		did = "the connection closes as the StopCCN asks";
+	} else {
+		/* an SCCRP's Assigned CCID, if it came, lets our StopCCN reach the peer */
+		if (m->type == L2TP_MSG_SCCRP && cc->peer_ccid == 0 && m->assigned_ccid != 0)
+			cc->peer_ccid = m->assigned_ccid;
+		cc_stopf(cc, "malformed message", L2TP_STOPCCN_GENERAL_ERROR, err, text);
+		did = "answered with StopCCN result 2";
 	}
-	/* an SCCRP's Assigned CCID, if it came, lets our StopCCN reach the peer */
-	if (m->type == L2TP_MSG_SCCRP && cc->peer_ccid == 0 && m->assigned_ccid != 0)
-		cc->peer_ccid = m->assigned_ccid;
-	cc_stopf(cc, "malformed message", L2TP_STOPCCN_GENERAL_ERROR, err, text);
-	return cc_drop(cc, m->bad);
+	/* acknowledged and dealt with (7.1): not a dropped message */
+	cc_log(info, cc, "%s: acknowledged, %s (error %u)", text, did, err);
+	return L2TP_DROP_NONE;
 }
 
 /* One in-order message: to the FSM, or answered as malformed. */

@@ -956,8 +956,8 @@ enum l2tp_drop l2tp_sess_input(struct l2tp_cc *cc, const struct l2tp_msg *m)
 	return sess_fsm(s, m);
 }
 
-void l2tp_sess_input_malformed(struct l2tp_cc *cc, const struct l2tp_msg *m, uint16_t error,
-			       const char *text)
+const char *l2tp_sess_answer_malformed(struct l2tp_cc *cc, const struct l2tp_msg *m,
+				       uint16_t error, const char *text)
 {
 	struct l2tp_sess *s;
 
@@ -965,29 +965,38 @@ void l2tp_sess_input_malformed(struct l2tp_cc *cc, const struct l2tp_msg *m, uin
 		struct l2tp_sess_cfg cfg;
 
 		/* refuse the call by the peer's ID, if it gave one (a CDN needs ours too) */
-		if (m->local_sid == 0 || sess_find_peer_sid(cc, m->local_sid) != NULL)
-			return;
+		if (m->local_sid == 0)
+			return "ignored: no Local Session ID to answer";
+		if (sess_find_peer_sid(cc, m->local_sid) != NULL)
+			return "ignored: its Local Session ID is in use";
 		l2tp_sess_cfg_init(&cfg);
 		cfg.outgoing = m->type == L2TP_MSG_OCRQ;
 		s = sess_new(cc, &cfg, false, NULL);
 		if (s == NULL)
-			return;
+			return "ignored: no session ID left to refuse it with";
 		sess_set_peer_sid(s, m->local_sid);
 		sess_closef(s, true, "malformed request", L2TP_CDN_GENERAL_ERROR, error, text);
-		return;
+		return "refused with CDN result 2";
 	}
 	s = sess_lookup(cc, m);
 	if (s == NULL)
-		return;
+		return "ignored: no such session";
 	/* a malformed reply still names the peer's session: the CDN must reach it */
 	if (s->peer_sid == 0 && m->local_sid != 0 && sess_find_peer_sid(cc, m->local_sid) == NULL)
 		sess_set_peer_sid(s, m->local_sid);
 	if (m->type == L2TP_MSG_CDN) {
 		l2tp_reason_set(&s->reason, L2TP_CDN_GENERAL_ERROR, error, true, "%s", text);
 		sess_close(s, false, "malformed CDN received");
-		return;
+		return "its session cleared as the CDN asks";
 	}
 	sess_closef(s, true, "malformed message", L2TP_CDN_GENERAL_ERROR, error, text);
+	return "its session cleared with CDN result 2";
+}
+
+void l2tp_sess_input_malformed(struct l2tp_cc *cc, const struct l2tp_msg *m, uint16_t error,
+			       const char *text)
+{
+	(void)l2tp_sess_answer_malformed(cc, m, error, text);
 }
 
 /* ------------------------------------------------------------------ */

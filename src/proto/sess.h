@@ -129,4 +129,14 @@ const struct l2tp_result *l2tp_sess_close_reason(const struct l2tp_sess *s);
 void *l2tp_sess_user(const struct l2tp_sess *s);
 void l2tp_sess_set_user(struct l2tp_sess *s, void *user);
 
+/*
+ * Engine internal (the cc calls it): answers an acknowledged session message
+ * whose AVPs are malformed (RFC 3931 7.1), as l2tp_sess_input_malformed()
+ * does, and says what was done ("refused with CDN result 2", "ignored: no
+ * such session"...): static text for the log line.
+ */
+struct l2tp_msg;
+const char *l2tp_sess_answer_malformed(struct l2tp_cc *cc, const struct l2tp_msg *m,
+				       uint16_t error, const char *text);
+
 #endif
