@@ -466,11 +466,10 @@ static void born_before(struct conn *c, int s, const struct l2tp_msg *m)
 }
 
 /*
- * A kind of its own, beside zero-ccid: the peer announced its CCID in a
- * StopCCN only (a refusal of the SCCRQ, no SCCRP), and the ZLB or ACK that
- * acknowledges that StopCCN still carries CCID 0 (5.4.3).
+ * zero-ccid-ack, a kind of its own beside zero-ccid: the peer announced its
+ * CCID in a StopCCN only (a refusal of the SCCRQ, no SCCRP), and the ZLB or
+ * ACK that acknowledges that StopCCN still carries CCID 0 (5.4.3).
  */
-#define V_ZERO_CCID_ACK		"zero-ccid-ack"
 
 /* An ACK or ZLB from side s, Nr nr, acknowledges the StopCCN of a peer whose CCID is known. */
 static bool acks_stopccn_of_known(const struct conn *c, int s, uint16_t nr)

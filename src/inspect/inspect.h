@@ -72,6 +72,7 @@ struct insp_opts {
 #define V_DIGEST_MISSING	"digest-missing"
 #define V_DIGEST_MISMATCH	"digest-mismatch"
 #define V_COOKIE_MISMATCH	"cookie-mismatch"
+#define V_ZERO_CCID_ACK		"zero-ccid-ack"
 
 /*
  * One output line (or JSON object): a control message, or a frame that
