@@ -34,6 +34,7 @@
 struct ctl_req;
 struct dp_ops;
 struct tunnel_heir;
+struct tunnel_reopen;
 
 /* An IPv4 or IPv6 socket address: a sockaddr_storage is 128 bytes, this 28. */
 union saddr {
@@ -113,6 +114,8 @@ struct tunnel {
 	char *name;				/* NULL when unnamed: names_str() for "" */
 	char *session_profile;			/* for sessions the peer opens; NULL: "default" */
 	char *peer_entry;			/* the peers entry its SCCRQ matched; NULL: ours */
+	/* our own connect, given up in a tie break: opened again if this one never comes up */
+	struct tunnel_reopen *reopen;
 	const struct tunnel_profile *prof;	/* shared copy: a reload never changes a live tunnel */
 
 	/* what was asked for (reload compares these; remote/local follow the wire) */

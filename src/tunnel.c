@@ -412,6 +412,8 @@ static void tunnel_announce_down(struct tunnel *t, const struct l2tp_result *why
 
 static void tunnel_destroy(struct tunnel *t);
 static void tunnel_await_heir(struct tunnel *t);
+static void reopen_free(struct tunnel_reopen *r);
+static void tunnel_reopen_after_heir(struct tunnel *t);
 
 /*
  * A static tunnel that was up and is now stopping by itself (its peer's
@@ -493,6 +495,13 @@ static void tunnel_on_event(struct l2tp_cc *cc, enum l2tp_cc_state from, enum l2
 	}
 	if (to == L2TP_CC_ESTABLISHED && l2tp_cc_dp_state(cc) == L2TP_DP_UP)
 		tunnel_announce_up(t);
+	if (to == L2TP_CC_ESTABLISHED) {
+		reopen_free(t->reopen);
+		t->reopen = NULL;
+	}
+	if (from == L2TP_CC_WAIT_CTL_CONN && t->reopen != NULL &&
+	    (to == L2TP_CC_STOPPING || to == L2TP_CC_CLOSED))
+		tunnel_reopen_after_heir(t);
 	if (from == L2TP_CC_ESTABLISHED && to == L2TP_CC_STOPPING)
 		static_tunnel_reopen(t);
 	if (to == L2TP_CC_STOPPING || to == L2TP_CC_CLOSED) {
@@ -821,6 +830,7 @@ static void tunnel_destroy(struct tunnel *t)
 		static_tunnel_lost(t->name, false);
 	tunnel_unindex(t);
 	transport_tunnel_close(t);
+	reopen_free(t->reopen);
 	l2tp_cc_free(t->cc);	/* deferred by the engine while inside its callback */
 	free(t);
 	/* the last tunnel closed by a shutdown ends the loop */
@@ -834,6 +844,7 @@ static void tunnel_free(struct tunnel *t)
 	l2tp_cc_free(t->cc);
 	tunnel_unindex(t);
 	transport_tunnel_close(t);
+	reopen_free(t->reopen);
 	free(t);
 }
 
@@ -1188,11 +1199,27 @@ static void half_open_yield_path(const struct l2tp_rx *rx)
 
 /* ---- simultaneous opens (RFC 3931 5.4.3) -------------------------------- */
 
+/*
+ * Our connection to a peer, discarded because the peer's SCCRQ won the tie
+ * break (5.4.3 leaves the loser no choice): what opening it again takes.
+ * The winner's connection carries it until it is established; should it
+ * never be (an SCCRQ forged from the peer's address wins every tie break
+ * and never completes), ours is opened again, at most REOPEN_MAX times.
+ */
+struct tunnel_reopen {
+	struct cfg_addr peer, local;
+	const struct tunnel_profile *prof;	/* a reference */
+	char secret[512];
+	unsigned times;
+};
+#define REOPEN_MAX	3
+
 /* What a discarded tunnel hands to the one that replaces it. */
 struct tunnel_heir {
 	struct usl_list waiters;
 	char *name;
 	enum origin origin;
+	struct tunnel_reopen *reopen;	/* NULL: nothing to open again */
 	/* when held on the peer (peer->heir) until its SCCRQ comes */
 	struct usl_timer timer;
 	struct peer *peer;
@@ -1201,9 +1228,40 @@ struct tunnel_heir {
 /* How long the peer that refused our SCCRQ as tie-break winner may take to send its own. */
 #define HEIR_WAIT_S	15
 
+static void reopen_free(struct tunnel_reopen *r)
+{
+	if (r == NULL)
+		return;
+	tunnel_profile_put(r->prof);
+	explicit_bzero(r->secret, sizeof(r->secret));
+	free(r);
+}
+
+/* What opening t's connection again takes (NULL when out of memory). */
+static struct tunnel_reopen *reopen_capture(const struct tunnel *t)
+{
+	const struct l2tp_cc_cfg *cfg = l2tp_cc_cfg(t->cc);
+	size_t n = cfg->secret_len;
+	struct tunnel_reopen *r = calloc(1, sizeof(*r));
+
+	if (r == NULL)
+		return NULL;
+	if (n > sizeof(r->secret) - 1)
+		n = sizeof(r->secret) - 1;
+	memcpy(&r->peer.ss, &t->dest_cfg, sizeof(t->dest_cfg));
+	r->peer.len = sockaddr_len(&t->dest_cfg.sa);
+	memcpy(&r->local.ss, &t->local_cfg, sizeof(t->local_cfg));
+	r->local.len = t->local_cfg.sa.sa_family ? sockaddr_len(&t->local_cfg.sa) : 0;
+	if (n > 0)
+		memcpy(r->secret, cfg->secret, n);
+	r->prof = tunnel_profile_get(t->prof);
+	return r;
+}
+
 static void tunnel_bequeath(struct tunnel *t, struct tunnel_heir *h)
 {
 	usl_list_init(&h->waiters);
+	h->reopen = NULL;
 	while (!usl_list_empty(&t->waiters)) {
 		struct usl_list *w = t->waiters.next;
 
@@ -1284,8 +1342,13 @@ static void tunnel_inherit(struct tunnel *nt, struct tunnel_heir *h, const char 
 		if (h->origin == ORIGIN_CONFIG && h->name != NULL)
 			static_tunnel_lost(h->name, false);
 		free(h->name);
+		reopen_free(h->reopen);
 		return;
 	}
+	if (nt->reopen == NULL)
+		nt->reopen = h->reopen;
+	else
+		reopen_free(h->reopen);
 	usl_list_foreach_safe(pos, tmp, &h->waiters) {
 		usl_list_del(pos);
 		usl_list_add_tail(&nt->waiters, pos);
@@ -1301,34 +1364,58 @@ static void tunnel_inherit(struct tunnel *nt, struct tunnel_heir *h, const char 
 	free(h->name);
 }
 
+/* Opens our connection again for h's waiters and name (h->reopen: how); h is settled. */
+static void tunnel_reopen_own(struct tunnel_heir *h, const char *why)
+{
+	struct tunnel_reopen *r = h->reopen;
+	struct tunnel *nt = NULL;
+	enum ctl_status st;
+	char err[256] = "out of memory";
+
+	h->reopen = NULL;
+	if (r != NULL && r->times >= REOPEN_MAX)
+		snprintf(err, sizeof(err), "%s, %u times", why, REOPEN_MAX);
+	else if (r != NULL && r->prof != NULL && !l2tpd.shutting_down && ++r->times)
+		nt = tunnel_connect(&r->peer, &r->local, r->prof, NULL, r->secret, h->origin, &st,
+				    err, sizeof(err));
+	tunnel_inherit(nt, h, nt ? why : err);
+	if (nt == NULL || nt->reopen != NULL)
+		reopen_free(r);
+	else
+		nt->reopen = r;
+}
+
 /* Equal tie breakers: both sides discard and open again with new values. */
 static void tunnel_restart(struct tunnel *ours)
 {
-	const struct tunnel_profile *prof = tunnel_profile_get(ours->prof);
-	const struct l2tp_cc_cfg *cfg = l2tp_cc_cfg(ours->cc);
-	struct cfg_addr peer, local;
+	struct tunnel_reopen *r = ours->reopen ? ours->reopen : reopen_capture(ours);
 	struct tunnel_heir heir;
-	enum ctl_status st;
-	struct tunnel *nt;
-	char secret[512], err[256];
-	size_t n = cfg->secret_len < sizeof(secret) - 1 ? cfg->secret_len : sizeof(secret) - 1;
 
-	memset(&peer, 0, sizeof(peer));
-	memset(&local, 0, sizeof(local));
-	memcpy(&peer.ss, &ours->dest_cfg, sizeof(ours->dest_cfg));
-	peer.len = sockaddr_len(&ours->dest_cfg.sa);
-	memcpy(&local.ss, &ours->local_cfg, sizeof(ours->local_cfg));
-	local.len = ours->local_cfg.sa.sa_family ? sockaddr_len(&ours->local_cfg.sa) : 0;
-	if (n > 0)
-		memcpy(secret, cfg->secret, n);
-	secret[n] = '\0';
+	ours->reopen = NULL;
 	tunnel_bequeath(ours, &heir);
+	heir.reopen = r;
 	l2tp_cc_discard(ours->cc, L2TP_STOPCCN_ALREADY_EXISTS, "equal tie breakers");
-	nt = prof ? tunnel_connect(&peer, &local, prof, NULL, secret, heir.origin, &st, err,
-				   sizeof(err)) : NULL;
-	explicit_bzero(secret, sizeof(secret));
-	tunnel_inherit(nt, &heir, nt ? "equal tie breakers" : err);
-	tunnel_profile_put(prof);
+	tunnel_reopen_own(&heir, "equal tie breakers");
+}
+
+/*
+ * The winner of a tie break we lost never came up (its SCCCN never came: an
+ * SCCRQ forged from the peer's address wins every tie break): our own
+ * connection, with t's waiters and name, is opened again.
+ */
+static void tunnel_reopen_after_heir(struct tunnel *t)
+{
+	struct tunnel_reopen *r = t->reopen;
+	struct tunnel_heir heir;
+
+	t->reopen = NULL;
+	tunnel_bequeath(t, &heir);
+	heir.reopen = r;
+	if (r->times < REOPEN_MAX)
+		log_info("tunnel %u: the connection that won the tie break against ours never came "
+			 "up: opening ours to %s again (%u of at most %u)", t->id,
+			 sockaddr_ntop(&t->remote.sa), r->times + 1, REOPEN_MAX);
+	tunnel_reopen_own(&heir, "the tie break's winner never came up");
 }
 
 /*
@@ -1341,6 +1428,7 @@ static bool tunnel_tie_break(const struct l2tp_rx *rx, const struct l2tp_msg *m,
 {
 	struct peer *p = peer_find(rx->from);
 	struct tunnel *ours;
+	struct tunnel_reopen *reopen;
 	struct l2tp_result r;
 
 	*have_heir = false;
@@ -1359,7 +1447,10 @@ static bool tunnel_tie_break(const struct l2tp_rx *rx, const struct l2tp_msg *m,
 	case L2TP_TIE_WE_LOSE:
 		log_info("tunnel %u: lost the tie breaker to %s", ours->id,
 			 sockaddr_ntop(rx->from));
+		reopen = ours->reopen ? ours->reopen : reopen_capture(ours);
+		ours->reopen = NULL;
 		tunnel_bequeath(ours, heir);
+		heir->reopen = reopen;
 		*have_heir = true;
 		/* ours (and perhaps p) is freed here: neither is used again */
 		l2tp_cc_discard(ours->cc, L2TP_STOPCCN_ALREADY_EXISTS, "lost tie breaker");
@@ -1402,7 +1493,10 @@ static void heir_settle(struct tunnel_heir *h, struct tunnel_heir *held, struct 
 
 	if (h == NULL)
 		return;
-	tunnel_inherit(t, h, why);
+	if (t == NULL && h->reopen != NULL)
+		tunnel_reopen_own(h, why);	/* the winner was refused: ours again */
+	else
+		tunnel_inherit(t, h, why);
 	if (held == NULL)
 		return;
 	p = held->peer;

@@ -42,9 +42,22 @@ adv_forge_seen 1 sccrq --dst $B_ADDR --src $A_ADDR --sport 40001 --tie-breaker 0
 alive b && [ "$(count_tunnels b wait-ctl-reply)" = 0 ] && [ "$(count_tunnels b wait-ctl-conn)" = 1 ]
 log_test $? "b loses the tie break to an accepted SCCRQ: its own tunnel is discarded, no crash"
 ip netns exec "$NSA" nft delete table inet advblock
+# the forged winner never completes: when its SCCRPs run out, b opens its own
+# connection again, with the name and the waiting CLI, and A answers it now
+REOPEN_S=60	# the forged connection's SCCRP retries (about 23 s), then a handshake
+only_pending2() {
+	$C -s $W/b.ctl -j tunnel list | jq -e '[.tunnels[] | select(.state != "stopping")] |
+		length == 1 and .[0].name == "pending2" and .[0].state == "established"' >/dev/null
+}
+wait_until $REOPEN_S only_pending2 && grep -q "never came up: opening ours to $A_ADDR again" "$W/b.log"
+log_test $? "the forged winner's connection ends by its deadline, and b's own, reopened, is up as pending2"
 wait $pc
-wait_until 20 sh -c "[ \$($C -s $W/b.ctl -j tunnel list | jq '.tunnels | length') = 0 ]"
-log_test $? "the forged half-open connection ends by its deadline (SCCRP retries)"
+log_test $? "the tunnel create that lost the tie break succeeds"
+ctl b tunnel delete name pending2 >/dev/null
+# (the side that gets the StopCCN holds the tunnel, stopping, for 31 s)
+none_live() { $C -s "$W/$1.ctl" -j tunnel list | jq -e '[.tunnels[] | select(.state != "stopping")] | length == 0' >/dev/null; }
+wait_until 20 none_live b && wait_until 20 none_live a
+log_test $? "deleted: no live tunnel left on either side"
 
 # --- a real simultaneous open: both daemons create a tunnel to each other ---
 for ns in "$NSA" "$NSB"; do
