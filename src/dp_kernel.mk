@@ -2,7 +2,8 @@
 # libmnl, interfaces via libnl-route, pppd for PPP pseudowires), its raw
 # netlink benchmark and its test suite, which runs in a QEMU guest.
 # Included from src/local.mk after DAEMON_COMMON_SOURCES is first set (=).
-# Whatever links these sources needs $(LIBMNL_*) and $(LIBNL_*).
+# Whatever links these sources needs $(LIBMNL_*), $(LIBNL_*) and $(ZLIB_LIBS)
+# (the state file's CRC-32).
 
 DAEMON_COMMON_SOURCES += \
 	src/dp.c src/dp_kernel.c src/dp_state.c src/dp_state.h src/dp_watch.c src/dp_watch.h src/link.c src/link.h src/pppd.c
@@ -13,7 +14,7 @@ check_PROGRAMS += tests/unit/check_dp_state
 UNIT_TESTS += tests/unit/check_dp_state
 tests_unit_check_dp_state_SOURCES = tests/unit/check_dp_state.c src/dp_state.c src/dp_state.h
 tests_unit_check_dp_state_CFLAGS = $(CHECK_TEST_CFLAGS)
-tests_unit_check_dp_state_LDADD = $(CHECK_TEST_LIBS)
+tests_unit_check_dp_state_LDADD = $(CHECK_TEST_LIBS) $(ZLIB_LIBS)
 
 # The kernel's own create/delete rate, without the control protocol.
 check_PROGRAMS += tests/bench/nl-create-rate
