@@ -8,6 +8,7 @@
  * or by peers keep the profile copy they were made with, so editing a
  * profile never disturbs them.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -371,16 +372,25 @@ static bool listen_changed(const struct l2tpd_config *a, const struct l2tpd_conf
 	return false;
 }
 
-/* Settings read only at start: reported, not applied. */
+/* Settings read only at start: reported, not applied (config_apply keeps the old value). */
 static void restart_required(const struct l2tpd_config *o, const struct l2tpd_config *c,
 			     json_object *list)
 {
-	if (strcmp(o->event_loop, c->event_loop))
-		json_object_array_add(list, json_object_new_string("global.event_loop"));
-	if (strcmp(o->dataplane, c->dataplane))
-		json_object_array_add(list, json_object_new_string("global.dataplane"));
-	if (strcmp(o->ctl_socket, c->ctl_socket))
-		json_object_array_add(list, json_object_new_string("global.ctl_socket"));
+	static const struct {
+		const char *name;
+		size_t off;
+	} strs[] = {
+		{ "global.event_loop", offsetof(struct l2tpd_config, event_loop) },
+		{ "global.dataplane", offsetof(struct l2tpd_config, dataplane) },
+		{ "global.ctl_socket", offsetof(struct l2tpd_config, ctl_socket) },
+		{ "global.ctl_group", offsetof(struct l2tpd_config, ctl_group) },
+		{ "global.state_dir", offsetof(struct l2tpd_config, state_dir) },
+		{ "global.metrics_listen", offsetof(struct l2tpd_config, metrics_listen) },
+	};
+
+	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
+		if (strcmp((const char *)o + strs[i].off, (const char *)c + strs[i].off))
+			json_object_array_add(list, json_object_new_string(strs[i].name));
 	if (o->snmp_config_id != c->snmp_config_id)
 		json_object_array_add(list, json_object_new_string("global.snmp_config_id"));
 	if (o->snmp.enabled != c->snmp.enabled)
@@ -416,6 +426,9 @@ int config_apply(struct l2tpd_config *newc, json_object *summary, char *err, siz
 	snprintf(newc->event_loop, sizeof(newc->event_loop), "%s", old->event_loop);
 	snprintf(newc->dataplane, sizeof(newc->dataplane), "%s", old->dataplane);
 	snprintf(newc->ctl_socket, sizeof(newc->ctl_socket), "%s", old->ctl_socket);
+	snprintf(newc->ctl_group, sizeof(newc->ctl_group), "%s", old->ctl_group);
+	snprintf(newc->state_dir, sizeof(newc->state_dir), "%s", old->state_dir);
+	snprintf(newc->metrics_listen, sizeof(newc->metrics_listen), "%s", old->metrics_listen);
 	newc->snmp_config_id = old->snmp_config_id;
 	newc->snmp = old->snmp;	/* the subagent was set up at start */
 	l2tpd.conf = newc;

@@ -87,6 +87,25 @@ cp "$W/b.conf.orig" "$W/b.conf"
 ctl b reload >/dev/null && [ "$(listens)" = "$B_ADDR:1701 " ]
 log_test $? "and back: listening on $(listens)"
 
+# settings read only at start: the reload says a restart is needed for
+# each and keeps running on the old values (the metrics endpoint stays put)
+scrape() {	# scrape PORT: B answers /metrics there
+	ip netns exec "$NSB" python3 -c 'import sys, urllib.request
+urllib.request.urlopen("http://127.0.0.1:%s/metrics" % sys.argv[1], timeout=5).read()' "$1" 2>/dev/null
+}
+pb=$(pid_of b)
+kill "$pb" && wait_until 10 sh -c "! kill -0 $pb 2>/dev/null"
+sed -i 's|ctl_socket|metrics_listen = "127.0.0.1:19724"; ctl_socket|' "$W/b.conf"
+start b "$NSB" && scrape 19724
+log_test $? "B restarted with metrics_listen 127.0.0.1:19724 serves /metrics there"
+cp "$W/b.conf" "$W/b.conf.metrics"
+sed -i 's|127.0.0.1:19724|127.0.0.1:19725|; s|ctl_socket|state_dir = "'"$W"'/b-other-state"; ctl_socket|' "$W/b.conf"
+out=$(ctlj b reload); rc=$?
+[ $rc = 0 ] && jq -e '.restart_required | index("global.metrics_listen") != null and
+	index("global.state_dir") != null' <<<"$out" >/dev/null && scrape 19724 && ! scrape 19725
+log_test $? "metrics_listen and state_dir changed: reported as needing a restart ($(jq -c .restart_required <<<"$out")), the endpoint stays"
+cp "$W/b.conf.metrics" "$W/b.conf"
+
 out=$("$D" -n -f "$W/a.conf" 2>&1); rc=$?
 [ $rc = 1 ] && grep -q bogus_setting <<<"$out"
 log_test $? "l2tpv3d -n on a bad file: exit 1 naming the setting"
