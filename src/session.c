@@ -20,6 +20,109 @@
 #include "usl/escape.h"
 #include "usl/log.h"
 
+/*
+ * Remote End IDs the peers' sessions use, per peers entry: one customer's
+ * ID is one pseudowire, whichever of the entry's tunnels (a LAC with
+ * several connections, a LAC reconnecting) it comes over.  On a tunnel we
+ * opened (no peers entry) the scope is that tunnel.  A second session with
+ * an ID in use is refused before anything is made for it (its interface
+ * name, when made from the ID, would clash in the data plane).  Sessions
+ * the peer opens are indexed; ours name their ID themselves.
+ */
+struct reid_key {
+	const char *entry;		/* the peers entry, or NULL: the tunnel is the scope */
+	uint32_t tunnel_id;		/* 0 with an entry */
+	const uint8_t *reid;
+	uint16_t len;
+};
+
+struct reid_use {
+	struct usl_hnode hnode;
+	uint32_t session_id;		/* the session that holds it */
+	uint32_t holder_tunnel;		/* and its tunnel */
+	uint32_t tunnel_id;		/* the scope: 0 with an entry */
+	uint16_t len;
+	char *entry;			/* NULL: scoped by tunnel_id */
+	uint8_t reid[];
+};
+
+static struct usl_hash reid_index;
+
+static bool reid_eq(const struct usl_hnode *n, const void *key)
+{
+	const struct reid_use *u = usl_hash_entry(n, struct reid_use, hnode);
+	const struct reid_key *k = key;
+
+	if (u->len != k->len || memcmp(u->reid, k->reid, k->len) != 0)
+		return false;
+	if (k->entry == NULL)
+		return u->entry == NULL && u->tunnel_id == k->tunnel_id;
+	return u->entry != NULL && strcmp(u->entry, k->entry) == 0;
+}
+
+static uint32_t reid_hash(const struct reid_key *k)
+{
+	uint32_t h = usl_hash_bytes(k->reid, k->len, k->tunnel_id);
+
+	return k->entry ? usl_hash_bytes(k->entry, strlen(k->entry), h) : h;
+}
+
+static struct reid_key reid_key_of(const struct tunnel *t, const uint8_t *reid, uint16_t len)
+{
+	struct reid_key k = { t->peer_entry, t->peer_entry ? 0 : t->id, reid, len };
+
+	return k;
+}
+
+static struct reid_use *reid_find(const struct reid_key *k)
+{
+	struct usl_hnode *n = usl_hash_lookup(&reid_index, k, reid_hash(k));
+
+	return n ? usl_hash_entry(n, struct reid_use, hnode) : NULL;
+}
+
+/* Marks s's Remote End ID in use; false when out of memory. */
+static bool reid_claim(const struct session *s, const struct reid_key *k)
+{
+	struct reid_use *u = calloc(1, sizeof(*u) + k->len);
+
+	if (u == NULL)
+		return false;
+	if (k->entry != NULL && (u->entry = strdup(k->entry)) == NULL) {
+		free(u);
+		return false;
+	}
+	u->session_id = s->id;
+	u->holder_tunnel = s->tunnel->id;
+	u->tunnel_id = k->tunnel_id;
+	u->len = k->len;
+	memcpy(u->reid, k->reid, k->len);
+	usl_hash_insert(&reid_index, &u->hnode, reid_hash(k));
+	return true;
+}
+
+/* Frees s's claim, if it holds one. */
+static void reid_release(const struct session *s)
+{
+	struct reid_key k;
+	struct reid_use *u;
+	uint16_t len = 0;
+	const uint8_t *p;
+
+	if (s->sess == NULL || usl_hash_count(&reid_index) == 0)
+		return;
+	p = l2tp_sess_remote_end_id(s->sess, &len);
+	if (p == NULL || len == 0)
+		return;
+	k = reid_key_of(s->tunnel, p, len);
+	u = reid_find(&k);
+	if (u == NULL || u->session_id != s->id)
+		return;
+	usl_hash_remove(&reid_index, &u->hnode);
+	free(u->entry);
+	free(u);
+}
+
 static bool session_id_eq(const struct usl_hnode *n, const void *key)
 {
 	return usl_hash_entry(n, struct session, by_id)->id == *(const uint32_t *)key;
@@ -33,7 +136,8 @@ static bool session_name_eq(const struct usl_hnode *n, const void *key)
 int session_init(void)
 {
 	if (usl_hash_init(&l2tpd.sessions, 1024, session_id_eq) < 0 ||
-	    usl_hash_init(&l2tpd.sessions_by_name, 64, session_name_eq) < 0)
+	    usl_hash_init(&l2tpd.sessions_by_name, 64, session_name_eq) < 0 ||
+	    usl_hash_init(&reid_index, 64, reid_eq) < 0)
 		return -1;
 	return 0;
 }
@@ -100,6 +204,7 @@ static struct session *session_new(struct tunnel *t, uint32_t id, const struct s
 
 static void session_unindex_free(struct session *s)
 {
+	reid_release(s);
 	usl_hash_remove(&l2tpd.sessions, &s->by_id);
 	snmpagent_session_removed(s);
 	if (s->named)
@@ -275,6 +380,26 @@ static int session_accept_profile(const struct tunnel *t, const uint8_t *reid, s
 	return 0;
 }
 
+/*
+ * 0 when no session of t's scope uses the Remote End ID, else the CDN
+ * result with why.  Temporary (4): the holder may be a connection about to
+ * be cleared (a restarted LAC's), and the ID is free again once it goes.
+ */
+static int session_reid_free(const struct tunnel *t, const uint8_t *reid, uint16_t len,
+			     char *why, size_t wl)
+{
+	struct reid_key k = reid_key_of(t, reid, len);
+	const struct reid_use *u;
+	char id[96];
+
+	if (len == 0 || (u = reid_find(&k)) == NULL)
+		return 0;
+	usl_str_escape(id, sizeof(id), reid, len);	/* the peer's words: data */
+	snprintf(why, wl, "Remote End ID \"%s\" is already in use by session %u (tunnel %u)", id,
+		 u->session_id, u->holder_tunnel);
+	return L2TP_CDN_NO_RESOURCES_TEMP;
+}
+
 int session_on_accept(struct l2tp_cc *cc, struct l2tp_sess *ls, const struct l2tp_msg *req,
 		      struct l2tp_sess_cfg *out)
 {
@@ -290,6 +415,9 @@ int session_on_accept(struct l2tp_cc *cc, struct l2tp_sess *ls, const struct l2t
 	}
 	rc = session_accept_profile(t, out->remote_end_id, out->remote_end_id_len, &prof,
 				    err, sizeof(err));
+	if (rc == 0)
+		rc = session_reid_free(t, out->remote_end_id, out->remote_end_id_len, err,
+				       sizeof(err));
 	if (rc != 0) {
 		log_info("tunnel %u: refusing session: %s", t->id, err);
 		l2tp_sess_close(ls, (uint16_t)rc, 0, err);	/* the CDN says why */
@@ -298,6 +426,14 @@ int session_on_accept(struct l2tp_cc *cc, struct l2tp_sess *ls, const struct l2t
 	s = session_new(t, l2tp_sess_local_sid(ls), &prof, NULL, ORIGIN_PEER);
 	if (s == NULL)
 		return L2TP_CDN_NO_RESOURCES_TEMP;
+	if (out->remote_end_id_len > 0) {
+		struct reid_key k = reid_key_of(t, out->remote_end_id, out->remote_end_id_len);
+
+		if (!reid_claim(s, &k)) {
+			session_unindex_free(s);
+			return L2TP_CDN_NO_RESOURCES_TEMP;
+		}
+	}
 	s->sess = ls;
 	l2tp_sess_set_user(ls, s);
 	out->cookie_len = prof.cookie_len;
@@ -466,6 +602,7 @@ void session_on_freed(struct l2tp_cc *cc, struct l2tp_sess *ls)
 	if (s == NULL)
 		return;
 	session_announce_down(s, l2tp_sess_close_reason(ls));
+	reid_release(s);	/* while s->sess still tells its Remote End ID */
 	event_emit(EV_SESSION_DELETED, s->tunnel, s, l2tp_sess_close_reason(ls));
 	/* one the peer (or a failure) cleared comes back; a lost tunnel restarts its own */
 	if (s->origin == ORIGIN_CONFIG && !s->deleted && !s->tunnel->closing &&
