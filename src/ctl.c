@@ -584,9 +584,17 @@ static void h_tunnel_list(struct ctl_conn *c, int64_t id, json_object *args)
 	struct usl_rb_node *n;
 
 	(void)args;
-	for (n = usl_rb_first(&l2tpd.tunnel_order); n != NULL; n = usl_rb_next(n))
-		json_object_array_add(arr, tunnel_json(usl_rb_entry(n, struct tunnel, by_order), false));
+	for (n = usl_rb_first(&l2tpd.tunnel_order); n != NULL; n = usl_rb_next(n)) {
+		const struct tunnel *t = usl_rb_entry(n, struct tunnel, by_order);
+		json_object *to = tunnel_json(t, false);
+
+		/* a static tunnel's old connection, its name gone to a new one */
+		if (t->name != NULL && !t->name_indexed && l2tp_cc_state(t->cc) == L2TP_CC_STOPPING)
+			json_object_object_add(to, "held", json_object_new_boolean(1));
+		json_object_array_add(arr, to);
+	}
 	json_object_object_add(o, "tunnels", arr);
+	json_object_object_add(o, "retrying", static_retries_json(false));
 	conn_reply(c, id, CTL_OK, NULL, o);
 }
 
@@ -750,6 +758,8 @@ static void h_session_list(struct ctl_conn *c, int64_t id, json_object *args)
 	}
 	o = json_object_new_object();
 	json_object_object_add(o, "sessions", arr);
+	if (t == NULL)
+		json_object_object_add(o, "retrying", static_retries_json(true));
 	conn_reply(c, id, CTL_OK, NULL, o);
 }
 

@@ -385,6 +385,8 @@ void static_tunnel_lost(const char *name, bool at_once);
 void static_session_lost(const char *tunnel, const char *sess);
 void static_session_up(const char *tunnel, const char *sess);
 void static_tunnel_up(const char *name);
+/* The static tunnels (sessions: their static sessions) down and waiting to be started again. */
+json_object *static_retries_json(bool sessions);
 /* A static tunnel lost a tie break: t, the peer's, now bears its name; start its sessions. */
 void static_tunnel_adopted(struct tunnel *t);
 

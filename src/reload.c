@@ -13,7 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "event.h"
 #include "l2tpv3d.h"
+#include "usl/escape.h"
 #include "usl/log.h"
 
 /*
@@ -33,9 +35,51 @@ struct static_retry {
 	char *name;		/* the static tunnel */
 	char *sess;		/* a static session of it, or NULL for the tunnel */
 	unsigned attempts;
+	usl_time next_try;
+	char why[160];		/* why it went down last ("" when not known) */
 };
 
 static struct usl_list retries = USL_LIST_INIT(retries);
+
+/*
+ * Why the last static object went down: its deletion's event (or a failed
+ * start) comes just before static_*_lost(), which files it with the retry.
+ */
+static struct {
+	char tunnel[CFG_NAME_MAX], sess[CFG_NAME_MAX];
+	char why[160];
+} last_down;
+
+static void note_down(const char *tunnel, const char *sess, const char *why)
+{
+	snprintf(last_down.tunnel, sizeof(last_down.tunnel), "%s", tunnel ? tunnel : "");
+	snprintf(last_down.sess, sizeof(last_down.sess), "%s", sess ? sess : "");
+	/* a longer reason is cut: it is the log's to keep whole */
+	snprintf(last_down.why, sizeof(last_down.why), "%.*s", (int)sizeof(last_down.why) - 1,
+		 why ? why : "");
+}
+
+static void static_on_event(const struct l2tpd_event *ev, void *arg)
+{
+	char msg[96] = "", why[160];
+	const struct l2tp_result *r = ev->why;
+	bool sess = ev->kind == EV_SESSION_DOWN || ev->kind == EV_SESSION_DELETED;
+
+	(void)arg;
+	if ((ev->kind != EV_TUNNEL_DOWN && ev->kind != EV_TUNNEL_DELETED && !sess) ||
+	    ev->t == NULL || ev->t->name == NULL || (sess && ev->s == NULL))
+		return;
+	if (r == NULL) {
+		note_down(ev->t->name, sess ? ev->s->name : NULL, "");
+		return;
+	}
+	if (r->message.len > 0)
+		usl_str_escape(msg, sizeof(msg), r->message.p, r->message.len);
+	snprintf(why, sizeof(why), "%s %u (%s)%s%s", sess ? "CDN result" : "StopCCN result",
+		 r->result, sess ? l2tp_cdn_result_name(r->result) :
+		 l2tp_stopccn_result_name(r->result), msg[0] ? ": " : "", msg);
+	note_down(ev->t->name, sess ? ev->s->name : NULL, why);
+}
 
 struct reload_counts {
 	unsigned kept, started, deleted, restarted, sess_started, sess_deleted;
@@ -111,6 +155,7 @@ static bool static_session_start(struct tunnel *t, const struct l2tpd_config *c,
 	if (!known || session_open(t, &p, ss->name, ss->remote_end_id, ORIGIN_CONFIG, &st,
 				   err, sizeof(err)) == NULL) {
 		log_warnx("static session %s: %s", ss->name, known ? err : "unknown profile");
+		note_down(t->name, ss->name, known ? err : "unknown profile");
 		return false;
 	}
 	if (n != NULL)
@@ -133,6 +178,7 @@ static bool static_tunnel_start(const struct l2tpd_config *c, const struct stati
 			   err, sizeof(err));
 	if (t == NULL) {
 		log_warnx("static tunnel %s: %s", st->name, err);
+		note_down(st->name, NULL, err);
 		static_tunnel_lost(st->name, false);
 		return false;
 	}
@@ -229,6 +275,9 @@ static void retry_arm(const char *name, const char *sess, bool at_once)
 	if (at_once && r->attempts == 0)
 		delay = 0;
 	r->attempts++;
+	r->next_try = usl_time_add(usl_timerset_now(l2tpd.timers), usl_time_s(delay));
+	if (strcmp(last_down.tunnel, name) == 0 && strcmp(last_down.sess, sess ? sess : "") == 0)
+		memcpy(r->why, last_down.why, sizeof(r->why));
 	if (sess != NULL)
 		log_info("static session %s (tunnel %s): down, retrying in %u s", sess, name, delay);
 	else if (delay == 0)
@@ -284,12 +333,43 @@ void static_tunnel_up(const char *name)
 
 void static_tunnels_stop(void)
 {
+	event_unsubscribe(static_on_event, NULL);
 	while (!usl_list_empty(&retries))
 		retry_free(usl_container_of(retries.next, struct static_retry, link));
 }
 
+/* The static objects down and waiting for their retry, for `tunnel list` and `session list`. */
+json_object *static_retries_json(bool sessions)
+{
+	json_object *arr = json_object_new_array();
+	usl_time now = usl_timerset_now(l2tpd.timers);
+	struct usl_list *pos;
+
+	usl_list_foreach(pos, &retries) {
+		struct static_retry *r = usl_container_of(pos, struct static_retry, link);
+		json_object *o;
+		int64_t in_ms;
+
+		if ((r->sess != NULL) != sessions)
+			continue;
+		o = json_object_new_object();
+		in_ms = usl_time_to_ms(usl_time_sub(r->next_try, now));
+		json_add_str(o, "name", sessions ? r->sess : r->name);
+		if (sessions)
+			json_add_str(o, "tunnel", r->name);
+		json_add_str(o, "state", "retrying");
+		json_add_str(o, "origin", "config");
+		json_add_int(o, "attempt", r->attempts);
+		json_add_int(o, "next_try_s", in_ms > 0 ? (in_ms + 999) / 1000 : 0);
+		json_add_str(o, "last_error", r->why);
+		json_object_array_add(arr, o);
+	}
+	return arr;
+}
+
 void static_tunnels_start(void)
 {
+	event_subscribe(static_on_event, NULL);
 	for (unsigned i = 0; i < l2tpd.conf->n_tunnels; i++)
 		static_tunnel_start(l2tpd.conf, &l2tpd.conf->tunnels[i]);
 }

@@ -39,7 +39,8 @@ INTEGRATION_TESTS = \
 	tests/integration/trust.sh \
 	tests/integration/restart-busy.sh \
 	tests/integration/send-window.sh \
-	tests/integration/malformed-log.sh
+	tests/integration/malformed-log.sh \
+	tests/integration/retrying.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += tests/integration/lib.sh $(INTEGRATION_TESTS) scripts/lib.sh scripts/demo \
 	tests/integration/promcheck.py tests/integration/peer.py tests/integration/peer-lib.sh

@@ -316,22 +316,57 @@ static void show_kv(const struct request *req, json_object *data)
 		print_kv(data, 0);
 }
 
+/*
+ * The live objects, then the static ones waiting for their retry (state
+ * "retrying", when and why in a line each), and a held old connection's
+ * state marked so it is not taken for the live one of the same name.
+ */
+static void show_list(json_object *data, const char *key, const struct column *cols, size_t n)
+{
+	json_object *rows = NULL, *retrying = NULL, *all = json_object_new_array();
+	size_t i, len;
+
+	json_object_object_get_ex(data, key, &rows);
+	json_object_object_get_ex(data, "retrying", &retrying);
+	len = rows ? json_object_array_length(rows) : 0;
+	for (i = 0; i < len; i++) {
+		json_object *r = json_object_array_get_idx(rows, i), *held = NULL;
+
+		if (json_object_object_get_ex(r, "held", &held) && json_object_get_boolean(held))
+			json_object_object_add(r, "state", json_object_new_string("stopping (held)"));
+		json_object_array_add(all, json_object_get(r));
+	}
+	len = retrying ? json_object_array_length(retrying) : 0;
+	for (i = 0; i < len; i++)
+		json_object_array_add(all, json_object_get(json_object_array_get_idx(retrying, i)));
+	print_table(cols, n, all);
+	json_object_put(all);
+	for (i = 0; i < len; i++) {
+		json_object *r = json_object_array_get_idx(retrying, i);
+
+		const char *err;
+
+		/* one field() at a time: its values live in a small ring */
+		printf("%s: retrying", field(r, "name"));
+		printf(" (attempt %s)", field(r, "attempt"));
+		printf(" in %s s", field(r, "next_try_s"));
+		err = field(r, "last_error");
+		if (strcmp(err, "") != 0 && strcmp(err, "-") != 0)
+			printf(", after: %s", err);
+		putchar('\n');
+	}
+}
+
 static void show_tunnels(const struct request *req, json_object *data)
 {
-	json_object *rows = NULL;
-
 	(void)req;
-	json_object_object_get_ex(data, "tunnels", &rows);
-	print_table(tunnel_columns, N_ELEMS(tunnel_columns), rows);
+	show_list(data, "tunnels", tunnel_columns, N_ELEMS(tunnel_columns));
 }
 
 static void show_sessions(const struct request *req, json_object *data)
 {
-	json_object *rows = NULL;
-
 	(void)req;
-	json_object_object_get_ex(data, "sessions", &rows);
-	print_table(session_columns, N_ELEMS(session_columns), rows);
+	show_list(data, "sessions", session_columns, N_ELEMS(session_columns));
 }
 
 /* "counters reset", or "tunnel lac1 counters reset": the object the way the user named it. */

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Static objects always come back :
+# Static objects always come back:
 #  - a static session the LNS deletes is started again by the LAC after
 #    its backoff (5 s), and the log says so;
 #  - a restarted LNS (StopCCN "shutting down", then a new daemon) costs the
@@ -49,6 +49,15 @@ new=$(ctlj a tunnel show name st1 | jq -r .tunnel_id)
 [ $rc = 0 ] && [ "$new" != "$old" ] && [ $ms -lt 10000 ] &&
 	grep -q "static tunnel st1: closed by its peer, opening a new connection now" "$W/a.log"
 log_test $? "LNS restarted: st1 back with its session in $ms ms (new CCID $new, old $old held)"
+# the old connection, held for the StopCCN, is marked so it is not taken for st1
+held_marked() {
+	ctlj a tunnel list | jq -e --argjson old "$old" '[.tunnels[] | select(.name == "st1")] |
+		(map(select(.held != true and .tunnel_id != $old)) | length == 1) and
+		(map(select(.held == true and .tunnel_id == $old)) | length == 1)' >/dev/null &&
+		ctl a tunnel list | grep -q "st1 .*stopping (held)"
+}
+wait_until 5 held_marked
+log_test $? "tunnel list: one live st1, and the old one marked held"
 
 # the LNS stops for good: st1 reopens at once towards no one; the LAC's own
 # shutdown then has no one to tell about that SCCRQ and exits at once
