@@ -69,7 +69,7 @@ def hold(path, n, secs):
     for _ in range(n):
         socks.append(conn(path))
     for s in socks:
-        s.settimeout(0.5)
+        s.settimeout(10)    # the daemon accepts and refuses when its loop gets to it
         try:
             line = s.recv(4096)
             if line and json.loads(line.split(b"\n")[0]).get("status_name") == "limit":
@@ -122,10 +122,12 @@ log_test $? "only the asking client is connected now (ctl_clients 1)"
 
 # The cap: MAXC connections each with a tunnel create waiting (none idle),
 # then 4 more: refused at once with status limit
+opened() { grep -c 'state change idle -> wait-ctl-reply' "$W/a.log"; }	# a line per tunnel
+open0=$(opened)
 python3 "$W/client.py" busy "$W/a.ctl" $MAXC $SINK 30 > "$W/busy.out" 2>&1 &
 BUSY=$!
-parked() { [ "$(grep -c 'idle -> wait-ctl-reply' "$W/a.log")" -ge $((NTUN + MAXC)) ]; }
-wait_until 10 parked
+parked() { [ "$(opened)" -ge $((open0 + MAXC)) ]; }
+wait_until 20 parked
 log_test $? "$MAXC clients, each with a tunnel create waiting, hold every slot"
 python3 "$W/client.py" hold "$W/a.ctl" 4 4 > "$W/hold.out" 2>&1 &
 HOLD=$!
