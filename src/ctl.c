@@ -230,6 +230,22 @@ static json_object *result_json(const struct l2tp_result *r, bool stopccn)
 	return o;
 }
 
+/* The names of the event's objects, as they are now: the IDs may resolve to nothing later. */
+static void event_names_json(json_object *ev, const struct tunnel *t, const struct session *s)
+{
+	struct event_names n;
+
+	event_names_get(t, s, &n);
+	json_add_str(ev, "tunnel_name", n.tunnel);
+	json_add_str(ev, "peer_entry", n.peer_entry);
+	if (s == NULL)
+		return;
+	json_add_str(ev, "session_name", n.session);
+	json_add_str(ev, "remote_end_id", n.remote_end_id);
+	json_add_str(ev, "ifname", n.ifname);
+	json_add_str(ev, "pw_type", n.pw_type);
+}
+
 /* Broadcasts an event to every `monitor` client that asked for its kind. */
 static void ctl_event(enum event_kind kind, const struct tunnel *t, const struct session *s,
 		      const struct l2tp_result *why)
@@ -254,6 +270,7 @@ static void ctl_event(enum event_kind kind, const struct tunnel *t, const struct
 				json_add_int(ev, "session_id", s->id);
 			tunnel_peer_str(t, a, sizeof(a));
 			json_add_str(ev, "peer", a);
+			event_names_json(ev, t, s);
 			json_object_object_add(ev, "time",
 				json_object_new_double(ts.tv_sec + ts.tv_nsec / 1e9));
 			if (why != NULL)

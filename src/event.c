@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "event.h"
+#include "l2tpv3d.h"
+#include "usl/escape.h"
 
 #define MAX_SUBSCRIBERS	8	/* control socket, hooks, SNMP, metrics: a handful */
 
@@ -52,6 +54,30 @@ const char *event_names_list(void)
 			used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s",
 						 used ? ", " : "", names[k]);
 	return list;
+}
+
+void event_names_get(const struct tunnel *t, const struct session *s, struct event_names *n)
+{
+	const uint8_t *rei = NULL;
+	uint16_t rei_len = 0;
+
+	n->tunnel = name_str(t->name);
+	n->peer_entry = name_str(t->peer_entry);
+	n->session = s != NULL ? name_str(s->name) : "";
+	n->ifname = s != NULL ? s->ifname : "";
+	n->pw_type = "";
+	n->remote_end_id[0] = '\0';
+	if (s == NULL)
+		return;
+	/* the engine's copy while it has one: the negotiated type, the peer's REI */
+	if (s->sess != NULL) {
+		n->pw_type = config_pw_type_name(l2tp_sess_pw_type(s->sess));
+		rei = l2tp_sess_remote_end_id(s->sess, &rei_len);
+	} else {
+		n->pw_type = config_pw_type_name(s->prof->pw_type);
+	}
+	if (rei != NULL)
+		usl_str_escape(n->remote_end_id, sizeof(n->remote_end_id), rei, rei_len);
 }
 
 int event_subscribe(event_fn fn, void *arg)

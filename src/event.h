@@ -47,6 +47,24 @@ struct l2tpd_event {
 	const char *err;
 };
 
+/*
+ * The names an operator knows an event's objects by, read from the objects
+ * while the event is published: after session-deleted the IDs resolve to
+ * nothing, so whoever reports an event takes its names from here.  ""
+ * where the object has none (a tunnel we opened has no peers entry).
+ */
+struct event_names {
+	const char *tunnel;		/* the tunnel's name */
+	const char *session;		/* the session's name; "" for tunnel events */
+	const char *peer_entry;		/* the peers entry whose SCCRQ made the tunnel */
+	const char *ifname;		/* the session's interface, once the data plane named it */
+	const char *pw_type;		/* "eth", "eth_vlan", "ppp"; "" for tunnel events */
+	char remote_end_id[256];	/* escaped (usl/escape.h), cut between escapes */
+};
+
+/* Fills n from t and s (s NULL: a tunnel's names only); never fails. */
+void event_names_get(const struct tunnel *t, const struct session *s, struct event_names *n);
+
 /* "tunnel-up", "session-deleted"...: the monitor's names; NULL for EV_WAITERS. */
 const char *event_name(enum event_kind k);
 /* The kind a monitor name stands for, or -1. */
