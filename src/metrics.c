@@ -8,10 +8,19 @@
  * descriptors run out.
  *
  * Names follow Prometheus conventions: the l2tpv3d_ prefix, _total on
- * counters, base units (seconds).  Every series of a family is always
- * present (zero included) so that rate() and alerts see stable series.
- * A scrape walks the tunnels and their sessions once: O(n) per scrape,
- * nothing per packet.
+ * counters, base units (seconds).  Every series of a daemon-wide family is
+ * always present (zero included) so that rate() and alerts see stable
+ * series.  A scrape walks the tunnels and their sessions once: O(n) per
+ * scrape, nothing per packet.
+ *
+ * Per-object series carry the names an operator gave (tunnel, session,
+ * Remote End ID, peers entry, interface, pseudowire type) on their `_up`
+ * gauge and only the identifying ones (names and the local ID) on the
+ * others, which keeps 100,000 sessions' scrape small and fast; a static
+ * object that is down has its `_up` series all the same, from the
+ * configuration, with an empty ID.  Objects are made anew at each
+ * connection, so what outlives them (flaps, the time of the last change)
+ * is kept here per name, from the events.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -28,6 +37,7 @@
 
 #include "acceptor.h"
 #include "dp.h"
+#include "event.h"
 #include "l2tpv3d.h"
 #include "usl/log.h"
 
@@ -150,7 +160,8 @@ static void peers(FILE *f)
 {
 	struct usl_hnode *n;
 
-	family(f, "l2tpv3d_peer_tunnels", "gauge", "Control connections per peer address.");
+	family(f, "l2tpv3d_peer_tunnels", "gauge",
+	       "Established control connections per peer address.");
 	for (n = usl_hash_first(&l2tpd.peers); n != NULL; n = usl_hash_next(&l2tpd.peers, n)) {
 		const struct peer *p = usl_hash_entry(n, struct peer, hnode);
 		const void *in = p->addr.sa.sa_family == AF_INET6 ?
@@ -159,8 +170,12 @@ static void peers(FILE *f)
 		struct usl_list *pos;
 		unsigned k = 0;
 
-		usl_list_foreach(pos, &p->tunnels)
-			k++;
+		usl_list_foreach(pos, &p->tunnels) {
+			const struct tunnel *t = usl_container_of(pos, struct tunnel, peer_link);
+
+			/* a held (stopping) connection is not one the peer has */
+			k += l2tp_cc_state(t->cc) == L2TP_CC_ESTABLISHED;
+		}
 		if (inet_ntop(p->addr.sa.sa_family, in, a, sizeof(a)) != NULL)
 			labelled(f, "l2tpv3d_peer_tunnels", "peer", a, k);
 	}
@@ -240,6 +255,505 @@ static void identity(FILE *f)
 	fprintf(f, "l2tpv3d_start_time_seconds %lld\n", (long long)(time(NULL) - up_ms / 1000));
 }
 
+/* ---- per-object series -------------------------------------------------- */
+
+/*
+ * What a name has been through.  One per named tunnel and per named session
+ * of a named tunnel, made at its first up, down or scrape.  An object made
+ * by hand takes its record with it when deleted; configured and peer-made
+ * ones come back under the same name, so theirs stay.
+ */
+struct mx_name {
+	struct usl_hnode node;		/* mx_names */
+	uint64_t downs;			/* up -> down transitions since the daemon started */
+	int64_t changed_ms;		/* Unix time of the last up or down; 0: none seen */
+	unsigned gen;			/* the last scrape that listed it */
+	bool up;			/* in that scrape */
+	size_t keylen;
+	char key[];			/* tunnel name NUL [session name NUL] */
+};
+
+struct mx_key {
+	const char *p;
+	size_t len;
+};
+
+#define MX_KEY_MAX	512
+
+static struct usl_hash mx_names;
+static bool mx_names_ready;
+static unsigned mx_gen;
+
+static bool name_eq(const struct usl_hnode *n, const void *key)
+{
+	const struct mx_name *r = usl_hash_entry(n, struct mx_name, node);
+	const struct mx_key *k = key;
+
+	return r->keylen == k->len && memcmp(r->key, k->p, k->len) == 0;
+}
+
+/* A session's key has two names, a tunnel's one: they never collide. */
+static bool name_key(struct mx_key *k, char *buf, const char *tunnel, const char *sess)
+{
+	size_t a = tunnel ? strlen(tunnel) : 0, b = sess ? strlen(sess) : 0;
+
+	if (a == 0 || (sess != NULL && b == 0) || a + b + 2 > MX_KEY_MAX)
+		return false;
+	memcpy(buf, tunnel, a + 1);
+	if (sess != NULL)
+		memcpy(buf + a + 1, sess, b + 1);
+	k->p = buf;
+	k->len = a + 1 + (sess != NULL ? b + 1 : 0);
+	return true;
+}
+
+/* The record of a name (made when create), or NULL: unnamed, or out of memory. */
+static struct mx_name *name_get(const char *tunnel, const char *sess, bool create)
+{
+	char buf[MX_KEY_MAX];
+	struct mx_key k;
+	struct usl_hnode *n;
+	struct mx_name *r;
+	uint32_t h;
+
+	if (!mx_names_ready || !name_key(&k, buf, tunnel, sess))
+		return NULL;
+	h = usl_hash_bytes(k.p, k.len, 0);
+	n = usl_hash_lookup(&mx_names, &k, h);
+	if (n != NULL || !create)
+		return n ? usl_hash_entry(n, struct mx_name, node) : NULL;
+	r = calloc(1, sizeof(*r) + k.len);
+	if (r == NULL)
+		return NULL;
+	r->keylen = k.len;
+	memcpy(r->key, k.p, k.len);
+	usl_hash_insert(&mx_names, &r->node, h);
+	return r;
+}
+
+static int64_t real_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void mx_on_event(const struct l2tpd_event *ev, void *arg)
+{
+	const char *sess = ev->s != NULL ? name_str(ev->s->name) : NULL;
+	struct mx_name *r;
+
+	(void)arg;
+	switch (ev->kind) {
+	case EV_TUNNEL_UP:
+	case EV_TUNNEL_DOWN:
+	case EV_SESSION_UP:
+	case EV_SESSION_DOWN:
+		r = name_get(ev->t->name, sess, true);
+		if (r == NULL)
+			return;
+		r->changed_ms = real_now_ms();
+		r->downs += ev->kind == EV_TUNNEL_DOWN || ev->kind == EV_SESSION_DOWN;
+		return;
+	case EV_TUNNEL_DELETED:
+	case EV_SESSION_DELETED:
+		if ((ev->s != NULL ? ev->s->origin : ev->t->origin) != ORIGIN_CLI)
+			return;
+		r = name_get(ev->t->name, sess, false);
+		if (r != NULL) {
+			usl_hash_remove(&mx_names, &r->node);
+			free(r);
+		}
+		return;
+	default:
+		return;
+	}
+}
+
+/*
+ * The output of the per-object families, written by hand: fprintf() per
+ * sample is most of the cost at 100,000 sessions.  A failed allocation
+ * sets oom and stops the writing; the scrape then fails as a whole.
+ */
+struct obuf {
+	char *p;
+	size_t len, cap;
+	bool oom;
+};
+
+static bool ob_room(struct obuf *b, size_t n)
+{
+	size_t cap = b->cap ? b->cap : 65536;
+	char *p;
+
+	if (b->oom)
+		return false;
+	if (b->len + n <= b->cap)
+		return true;
+	while (cap < b->len + n)
+		cap *= 2;
+	p = realloc(b->p, cap);
+	if (p == NULL) {
+		b->oom = true;
+		return false;
+	}
+	b->p = p;
+	b->cap = cap;
+	return true;
+}
+
+static void ob_put(struct obuf *b, const char *s, size_t n)
+{
+	if (ob_room(b, n)) {
+		memcpy(b->p + b->len, s, n);
+		b->len += n;
+	}
+}
+
+static void ob_str(struct obuf *b, const char *s)
+{
+	ob_put(b, s, strlen(s));
+}
+
+static void ob_u64(struct obuf *b, uint64_t v)
+{
+	char d[20];
+	size_t i = sizeof(d);
+
+	do
+		d[--i] = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	ob_put(b, d + i, sizeof(d) - i);
+}
+
+/* Unix milliseconds as seconds with three decimals. */
+static void ob_seconds(struct obuf *b, int64_t ms)
+{
+	char d[4] = { '.', (char)('0' + ms / 100 % 10), (char)('0' + ms / 10 % 10),
+		      (char)('0' + ms % 10) };
+
+	ob_u64(b, ms > 0 ? (uint64_t)ms / 1000 : 0);
+	ob_put(b, d, ms > 0 ? 4 : 0);
+}
+
+/* ,name="value": the value escaped as the exposition format wants (\\, \", \n). */
+static void ob_label(struct obuf *b, bool first, const char *name, const char *value)
+{
+	const char *p = value, *q;
+
+	if (!first)
+		ob_put(b, ",", 1);
+	ob_str(b, name);
+	ob_put(b, "=\"", 2);
+	while ((q = strpbrk(p, "\\\"\n")) != NULL) {
+		ob_put(b, p, (size_t)(q - p));
+		ob_put(b, *q == '\n' ? "\\n" : *q == '"' ? "\\\"" : "\\\\", 2);
+		p = q + 1;
+	}
+	ob_str(b, p);
+	ob_put(b, "\"", 1);
+}
+
+static void ob_label_u32(struct obuf *b, const char *name, uint32_t id)
+{
+	ob_put(b, ",", 1);
+	ob_str(b, name);
+	ob_put(b, "=\"", 2);
+	if (id != 0)
+		ob_u64(b, id);
+	ob_put(b, "\"", 1);
+}
+
+/*
+ * One object's series: its labels are written once into the scrape's
+ * arena, the identifying ones first, so that every family takes a prefix
+ * (the identity) or the whole (every name, for the _up gauge).
+ */
+struct mx_obj {
+	size_t off;			/* in the arena */
+	uint32_t id_len, all_len;
+	int64_t changed_ms;
+	bool up;
+};
+
+struct mx_objs {
+	struct mx_obj *v;
+	size_t n, cap;
+};
+
+struct scrape {
+	struct obuf arena;
+	struct mx_objs tunnels, sessions;
+	unsigned static_tunnels_down, static_sessions_down;
+	int64_t now_ms;			/* Unix */
+	usl_time mono;			/* the same instant on the daemon's clock */
+};
+
+static struct mx_obj *obj_add(struct scrape *sc, struct mx_objs *o)
+{
+	struct mx_obj *v;
+
+	if (o->n == o->cap) {
+		size_t cap = o->cap ? o->cap * 2 : 256;
+
+		v = realloc(o->v, cap * sizeof(*v));
+		if (v == NULL) {
+			sc->arena.oom = true;
+			return NULL;
+		}
+		o->v = v;
+		o->cap = cap;
+	}
+	v = &o->v[o->n++];
+	memset(v, 0, sizeof(*v));
+	v->off = sc->arena.len;
+	return v;
+}
+
+static int64_t mono_to_unix_ms(const struct scrape *sc, usl_time t)
+{
+	return sc->now_ms - usl_time_to_ms(usl_time_sub(sc->mono, t));
+}
+
+/* The last change: the name's up or down if one was seen, else the object's own times. */
+static int64_t obj_changed(const struct scrape *sc, const struct mx_name *r, bool up,
+			   usl_time established, usl_time created)
+{
+	if (r != NULL && r->changed_ms != 0)
+		return r->changed_ms;
+	return mono_to_unix_ms(sc, up ? established : created);
+}
+
+static void tunnel_obj(struct scrape *sc, const char *name, uint32_t id, const char *peer,
+		       const char *peer_entry, bool up, int64_t changed_ms)
+{
+	struct mx_obj *o = obj_add(sc, &sc->tunnels);
+
+	if (o == NULL)
+		return;
+	ob_label(&sc->arena, true, "tunnel", name);
+	ob_label_u32(&sc->arena, "tunnel_id", id);
+	o->id_len = (uint32_t)(sc->arena.len - o->off);
+	ob_label(&sc->arena, false, "peer", peer);
+	ob_label(&sc->arena, false, "peer_entry", peer_entry);
+	o->all_len = (uint32_t)(sc->arena.len - o->off);
+	o->up = up;
+	o->changed_ms = changed_ms;
+}
+
+static void session_obj(struct scrape *sc, const char *tunnel, uint32_t id,
+			const struct event_names *n, bool up, int64_t changed_ms)
+{
+	struct mx_obj *o = obj_add(sc, &sc->sessions);
+
+	if (o == NULL)
+		return;
+	ob_label(&sc->arena, true, "tunnel", tunnel);
+	ob_label(&sc->arena, false, "session", n->session);
+	ob_label_u32(&sc->arena, "session_id", id);
+	o->id_len = (uint32_t)(sc->arena.len - o->off);
+	ob_label(&sc->arena, false, "remote_end_id", n->remote_end_id);
+	ob_label(&sc->arena, false, "peer_entry", n->peer_entry);
+	ob_label(&sc->arena, false, "ifname", n->ifname);
+	ob_label(&sc->arena, false, "pw_type", n->pw_type);
+	o->all_len = (uint32_t)(sc->arena.len - o->off);
+	o->up = up;
+	o->changed_ms = changed_ms;
+}
+
+/* The name's record, marked as listed by this scrape (and whether it is up). */
+static struct mx_name *name_seen(const char *tunnel, const char *sess, bool up)
+{
+	struct mx_name *r = name_get(tunnel, sess, true);
+
+	if (r != NULL) {
+		r->gen = mx_gen;
+		r->up = up;
+	}
+	return r;
+}
+
+/* Live objects: not the held (stopping) ones, whose namesakes may be up. */
+static void walk_live(struct scrape *sc)
+{
+	struct usl_rb_node *n;
+
+	for (n = usl_rb_first(&l2tpd.tunnel_order); n != NULL; n = usl_rb_next(n)) {
+		const struct tunnel *t = usl_rb_entry(n, struct tunnel, by_order);
+		enum l2tp_cc_state st = l2tp_cc_state(t->cc);
+		struct event_names en;
+		struct mx_name *r;
+		struct usl_list *pos;
+
+		if (st == L2TP_CC_STOPPING || st == L2TP_CC_CLOSED)
+			continue;
+		r = name_seen(t->name, NULL, t->up);
+		tunnel_obj(sc, name_str(t->name), t->id, sockaddr_ntop(&t->remote.sa),
+			   name_str(t->peer_entry), t->up,
+			   obj_changed(sc, r, t->up, t->established, t->created));
+		usl_list_foreach(pos, &t->sessions) {
+			const struct session *s = usl_container_of(pos, struct session, tunnel_link);
+
+			if (s->sess == NULL || l2tp_sess_state(s->sess) == L2TP_SESS_CLOSED)
+				continue;
+			r = name_seen(t->name, s->name, s->up);
+			event_names_get(t, s, &en);
+			session_obj(sc, en.tunnel, s->id, &en, s->up,
+				    obj_changed(sc, r, s->up, s->established, s->created));
+		}
+	}
+}
+
+/* Configured objects with no live object: an _up of 0 each, from the configuration. */
+static void walk_static(struct scrape *sc)
+{
+	const struct l2tpd_config *c = l2tpd.conf;
+	int64_t start_ms = mono_to_unix_ms(sc, l2tpd.started);
+
+	for (unsigned i = 0; c != NULL && i < c->n_tunnels; i++) {
+		const struct static_tunnel *st = &c->tunnels[i];
+		struct mx_name *r = name_get(st->name, NULL, true);
+
+		if (r != NULL && r->gen == mx_gen) {
+			sc->static_tunnels_down += !r->up;
+		} else {
+			sc->static_tunnels_down++;
+			tunnel_obj(sc, st->name, 0, sockaddr_ntop((const struct sockaddr *)&st->peer.ss),
+				   "", false, r && r->changed_ms ? r->changed_ms : start_ms);
+			if (r != NULL)
+				r->gen = mx_gen;
+		}
+		for (unsigned j = 0; j < st->n_sessions; j++) {
+			const struct static_session *ss = &st->sessions[j];
+			struct event_names en = { .tunnel = st->name, .session = ss->name,
+						  .peer_entry = "", .ifname = ss->ifname,
+						  .pw_type = "" };
+
+			r = name_get(st->name, ss->name, true);
+			if (r != NULL && r->gen == mx_gen) {
+				sc->static_sessions_down += !r->up;
+				continue;
+			}
+			sc->static_sessions_down++;
+			snprintf(en.remote_end_id, sizeof(en.remote_end_id), "%s", ss->remote_end_id);
+			session_obj(sc, st->name, 0, &en, false,
+				    r && r->changed_ms ? r->changed_ms : start_ms);
+			if (r != NULL)
+				r->gen = mx_gen;
+		}
+	}
+}
+
+static void ob_family(struct obuf *b, const char *name, const char *type, const char *help)
+{
+	ob_str(b, "# HELP ");
+	ob_str(b, name);
+	ob_put(b, " ", 1);
+	ob_str(b, help);
+	ob_str(b, "\n# TYPE ");
+	ob_str(b, name);
+	ob_put(b, " ", 1);
+	ob_str(b, type);
+	ob_put(b, "\n", 1);
+}
+
+static void ob_sample_start(struct obuf *b, const char *name, const struct scrape *sc,
+			    const struct mx_obj *o, bool all)
+{
+	ob_str(b, name);
+	ob_put(b, "{", 1);
+	ob_put(b, sc->arena.p + o->off, all ? o->all_len : o->id_len);
+	ob_put(b, "} ", 2);
+}
+
+static void objs_out(struct obuf *b, const struct scrape *sc, const struct mx_objs *v,
+		     const char *what)
+{
+	char up[64], changed[64];
+
+	if (v->n == 0)
+		return;		/* a family is announced with its samples */
+	snprintf(up, sizeof(up), "l2tpv3d_%s_up", what);
+	snprintf(changed, sizeof(changed), "l2tpv3d_%s_last_change_timestamp_seconds", what);
+	ob_family(b, up, "gauge", strcmp(what, "tunnel") == 0 ?
+		  "1 when the tunnel is established and in the data plane, else 0; "
+		  "a configured tunnel that is down has tunnel_id=\"\"." :
+		  "1 when the session is established and in the data plane, else 0; "
+		  "a configured session that is down has session_id=\"\".");
+	for (size_t i = 0; i < v->n; i++) {
+		ob_sample_start(b, up, sc, &v->v[i], true);
+		ob_put(b, v->v[i].up ? "1\n" : "0\n", 2);
+	}
+	ob_family(b, changed, "gauge",
+		  "When it last went up or down (Unix time); not yet: when it was created.");
+	for (size_t i = 0; i < v->n; i++) {
+		ob_sample_start(b, changed, sc, &v->v[i], false);
+		ob_seconds(b, v->v[i].changed_ms);
+		ob_put(b, "\n", 1);
+	}
+}
+
+/* Flaps per name: the objects are new at each connection, the names are not. */
+static void flaps_out(struct obuf *b, bool sessions)
+{
+	const char *name = sessions ? "l2tpv3d_session_flaps_total" : "l2tpv3d_tunnel_flaps_total";
+	struct usl_hnode *n;
+	bool announced = false;
+
+	for (n = usl_hash_first(&mx_names); n != NULL; n = usl_hash_next(&mx_names, n)) {
+		const struct mx_name *r = usl_hash_entry(n, struct mx_name, node);
+		size_t tl = strlen(r->key);
+
+		if (r->gen != mx_gen || (r->keylen > tl + 1) != sessions)
+			continue;
+		if (!announced)
+			ob_family(b, name, "counter", sessions ?
+				  "Times a named session of a named tunnel went from up to down." :
+				  "Times a named tunnel went from up to down.");
+		announced = true;
+		ob_str(b, name);
+		ob_put(b, "{", 1);
+		ob_label(b, true, "tunnel", r->key);
+		if (sessions)
+			ob_label(b, false, "session", r->key + tl + 1);
+		ob_put(b, "} ", 2);
+		ob_u64(b, r->downs);
+		ob_put(b, "\n", 1);
+	}
+}
+
+/* Every per-object family into f; -1 when out of memory. */
+static int objects(FILE *f)
+{
+	struct scrape sc = { .now_ms = real_now_ms(), .mono = usl_timerset_now(l2tpd.timers) };
+	struct obuf out = { 0 };
+	int rc = -1;
+
+	mx_gen++;
+	walk_live(&sc);
+	walk_static(&sc);
+	objs_out(&out, &sc, &sc.tunnels, "tunnel");
+	if (mx_names_ready)
+		flaps_out(&out, false);
+	objs_out(&out, &sc, &sc.sessions, "session");
+	if (mx_names_ready)
+		flaps_out(&out, true);
+	if (!sc.arena.oom && !out.oom &&
+	    (out.len == 0 || fwrite(out.p, 1, out.len, f) == out.len)) {
+		family(f, "l2tpv3d_static_not_up", "gauge",
+		       "Configured tunnels and sessions that are not up.");
+		labelled(f, "l2tpv3d_static_not_up", "object", "tunnel", sc.static_tunnels_down);
+		labelled(f, "l2tpv3d_static_not_up", "object", "session", sc.static_sessions_down);
+		rc = 0;
+	}
+	free(sc.arena.p);
+	free(sc.tunnels.v);
+	free(sc.sessions.v);
+	free(out.p);
+	return rc;
+}
+
 char *metrics_text(size_t *len)
 {
 	struct census c;
@@ -255,6 +769,11 @@ char *metrics_text(size_t *len)
 	peers(f);
 	traffic(f, &c);
 	control(f);
+	if (objects(f) < 0) {
+		fclose(f);
+		free(buf);
+		return NULL;
+	}
 	if (fclose(f) != 0) {
 		free(buf);
 		return NULL;
@@ -523,6 +1042,12 @@ int metrics_init(const struct l2tpd_config *c, char *err, size_t errlen)
 	socklen_t salen;
 	int one = 1;
 
+	if (!mx_names_ready && usl_hash_init(&mx_names, 64, name_eq) == 0) {
+		if (event_subscribe(mx_on_event, NULL) == 0)
+			mx_names_ready = true;
+		else
+			usl_hash_destroy(&mx_names);
+	}
 	if (c->metrics_listen[0] == '\0')
 		return 0;
 	if (parse_listen(c->metrics_listen, &sa, &salen) < 0) {
@@ -559,4 +1084,15 @@ void metrics_shutdown(void)
 	while (!usl_list_empty(&mx.conns))
 		conn_free(usl_list_first_entry(&mx.conns, struct mx_conn, link));
 	acceptor_stop(&mx.acceptor);
+	if (mx_names_ready) {
+		event_unsubscribe(mx_on_event, NULL);
+		while (usl_hash_count(&mx_names) > 0) {
+			struct usl_hnode *n = usl_hash_first(&mx_names);
+
+			usl_hash_remove(&mx_names, n);
+			free(usl_hash_entry(n, struct mx_name, node));
+		}
+		usl_hash_destroy(&mx_names);
+		mx_names_ready = false;
+	}
 }
