@@ -1721,6 +1721,7 @@ static const struct opt global_opts[] = {
 	O_UINT(G, "max_sessions", max_sessions, 1, UINT32_MAX, NULL),
 	O_UINT(G, "max_sessions_per_tunnel", max_sessions_per_tunnel, 1, UINT32_MAX, "(no limit)"),
 	O_UINT(G, "max_half_open", max_half_open, 1, UINT32_MAX, NULL),
+	O_UINT(G, "reserved_tunnels", reserved_tunnels, 1, UINT32_MAX, "(none)"),
 	O_BOOL(G, "snmp_config_id", snmp_config_id),
 	O_STR(G, "ctl_socket", ctl_socket, check_sockpath),
 	O_STR(G, "ctl_group", ctl_group, check_group),
@@ -1790,6 +1791,8 @@ static const struct opt peer_opts[] = {
 	O_STR(P, "secret", secret, NULL),
 	O_SPECIAL(P, "sessions", sessions, parse_peer_sessions, print_peer_sessions),
 	O_BOOL(P, "refuse_unknown_sessions", refuse_unknown_sessions),
+	O_UINT(P, "max_tunnels", max_tunnels, 1, UINT32_MAX, "(the global limit)"),
+	O_UINT(P, "max_sessions", max_sessions, 1, UINT32_MAX, "(the global limits)"),
 	O_END
 };
 static const struct opt peer_default_opts[] = {
@@ -1799,6 +1802,8 @@ static const struct opt peer_default_opts[] = {
 	O_STR(P, "secret", secret, NULL),
 	O_SPECIAL(P, "sessions", sessions, parse_peer_sessions, print_peer_sessions),
 	O_BOOL(P, "refuse_unknown_sessions", refuse_unknown_sessions),
+	O_UINT(P, "max_tunnels", max_tunnels, 1, UINT32_MAX, "(the global limit)"),
+	O_UINT(P, "max_sessions", max_sessions, 1, UINT32_MAX, "(the global limits)"),
 	O_END
 };
 #undef P
@@ -1881,6 +1886,7 @@ const char *const config_known_settings[] = {
 	"global.hostname", "global.router_id", "global.secret", "global.max_tunnels",
 	"global.metrics_listen",
 	"global.max_sessions", "global.max_sessions_per_tunnel", "global.max_half_open",
+	"global.reserved_tunnels",
 	"global.snmp_config_id", "global.ctl_socket", "global.ctl_group",
 	"global.ctl_max_clients", "global.ctl_max_output", "global.ctl_idle_timeout",
 	"global.log_level",
@@ -1905,11 +1911,13 @@ const char *const config_known_settings[] = {
 
 	"peers.name", "peers.match", "peers.accept", "peers.tunnel_profile",
 	"peers.session_profile", "peers.secret", "peers.sessions", "peers.refuse_unknown_sessions",
+	"peers.max_tunnels", "peers.max_sessions",
 	"peers.sessions.remote_end_id", "peers.sessions.profile", "peers.sessions.ifname",
 	"peers.sessions.bridge",
 
 	"peer_default.accept", "peer_default.tunnel_profile", "peer_default.session_profile",
 	"peer_default.secret", "peer_default.sessions", "peer_default.refuse_unknown_sessions",
+	"peer_default.max_tunnels", "peer_default.max_sessions",
 
 	"tunnels.name", "tunnels.peer", "tunnels.local", "tunnels.profile", "tunnels.sessions",
 	"tunnels.sessions.name", "tunnels.sessions.profile", "tunnels.sessions.remote_end_id",
@@ -2570,6 +2578,10 @@ static bool parse_root(struct pctx *p, const config_setting_t *root)
 	if (c->n_tunnels > c->max_tunnels)
 		return fail(p, sec[5], "tunnels", "%u static tunnels but global.max_tunnels is %u "
 			    "(valid: at most max_tunnels)", c->n_tunnels, c->max_tunnels);
+	if (c->reserved_tunnels >= c->max_tunnels)
+		return fail(p, sec[0] ? config_setting_get_member(sec[0], "reserved_tunnels") : NULL,
+			    "global.reserved_tunnels", "%u reserved of global.max_tunnels "
+			    "%u (valid: fewer than max_tunnels)", c->reserved_tunnels, c->max_tunnels);
 
 	if (sec[6] && !parse_group(p, sec[6], "hooks", hook_opts, &c->hooks))
 		return false;

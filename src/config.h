@@ -101,6 +101,8 @@ struct peer_profile {
 	struct session_match *sessions;		/* first exact match, else first pattern */
 	unsigned n_sessions;
 	bool refuse_unknown_sessions;		/* a Remote End ID no entry matches: CDN */
+	uint32_t max_tunnels;			/* the entry's connections at most; 0: no own limit */
+	uint32_t max_sessions;			/* its sessions, all tunnels together; 0: none */
 };
 
 struct static_session {
@@ -151,6 +153,7 @@ struct l2tpd_config {
 	uint32_t max_sessions;			/* default 200000 */
 	uint32_t max_sessions_per_tunnel;	/* default 0 (unlimited) */
 	uint32_t max_half_open;			/* default 1000: SCCRQ flood guard */
+	uint32_t reserved_tunnels;		/* of max_tunnels, kept from peer_default's peers */
 	bool snmp_config_id;			/* default false */
 	char ctl_socket[CFG_PATH_MAX];		/* default RUNSTATEDIR "/l2tpv3d/l2tpv3d.ctl" */
 	char ctl_group[CFG_NAME_MAX];		/* empty: the daemon's group */

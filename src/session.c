@@ -123,6 +123,58 @@ static void reid_release(const struct session *s)
 	free(u);
 }
 
+/*
+ * Sessions per peers entry (its max_sessions), all its tunnels together: a
+ * count found by the entry's name in O(1), kept by name across reloads
+ * and freed at zero.  A session counts while it exists.
+ */
+struct entry_sessions {
+	struct usl_hnode hnode;
+	unsigned n;
+	char name[];
+};
+
+static struct usl_hash entry_sessions;
+
+static bool entry_sessions_eq(const struct usl_hnode *n, const void *key)
+{
+	return strcmp(usl_hash_entry(n, struct entry_sessions, hnode)->name, key) == 0;
+}
+
+static struct entry_sessions *entry_sessions_find(const char *name)
+{
+	struct usl_hnode *n = usl_hash_lookup(&entry_sessions, name,
+					      usl_hash_bytes(name, strlen(name), 0));
+
+	return n ? usl_hash_entry(n, struct entry_sessions, hnode) : NULL;
+}
+
+static bool entry_sessions_get(const char *name)
+{
+	struct entry_sessions *e = entry_sessions_find(name);
+	size_t len = strlen(name);
+
+	if (e == NULL) {
+		e = calloc(1, sizeof(*e) + len + 1);
+		if (e == NULL)
+			return false;
+		memcpy(e->name, name, len + 1);
+		usl_hash_insert(&entry_sessions, &e->hnode, usl_hash_bytes(e->name, len, 0));
+	}
+	e->n++;
+	return true;
+}
+
+static void entry_sessions_put(const char *name)
+{
+	struct entry_sessions *e = entry_sessions_find(name);
+
+	if (e == NULL || --e->n > 0)
+		return;
+	usl_hash_remove(&entry_sessions, &e->hnode);
+	free(e);
+}
+
 static bool session_id_eq(const struct usl_hnode *n, const void *key)
 {
 	return usl_hash_entry(n, struct session, by_id)->id == *(const uint32_t *)key;
@@ -137,7 +189,8 @@ int session_init(void)
 {
 	if (usl_hash_init(&l2tpd.sessions, 1024, session_id_eq) < 0 ||
 	    usl_hash_init(&l2tpd.sessions_by_name, 64, session_name_eq) < 0 ||
-	    usl_hash_init(&reid_index, 64, reid_eq) < 0)
+	    usl_hash_init(&reid_index, 64, reid_eq) < 0 ||
+	    usl_hash_init(&entry_sessions, 16, entry_sessions_eq) < 0)
 		return -1;
 	return 0;
 }
@@ -177,7 +230,8 @@ static struct session *session_new(struct tunnel *t, uint32_t id, const struct s
 	if (s == NULL)
 		return NULL;
 	s->prof = session_profile_get(prof);
-	if (s->prof == NULL) {
+	if (s->prof == NULL || (t->peer_entry != NULL && !entry_sessions_get(t->peer_entry))) {
+		session_profile_put(s->prof);
 		free(s);
 		return NULL;
 	}
@@ -212,6 +266,8 @@ static void session_unindex_free(struct session *s)
 	usl_list_del(&s->tunnel_link);
 	s->tunnel->n_sessions--;
 	l2tpd.n_sessions--;
+	if (s->tunnel->peer_entry != NULL)
+		entry_sessions_put(s->tunnel->peer_entry);
 	session_profile_put(s->prof);
 	free(s->name);
 	free(s->dp_error);
@@ -236,6 +292,9 @@ static enum ctl_status session_check_limits(const struct tunnel *t, char *err, s
 {
 	uint32_t per_tunnel = t->prof->max_sessions ? t->prof->max_sessions
 						   : l2tpd.conf->max_sessions_per_tunnel;
+	const struct peer_profile *pp = t->peer_entry ? config_peer_by_name(l2tpd.conf,
+									   t->peer_entry) : NULL;
+	const struct entry_sessions *e;
 
 	if (l2tpd.n_sessions >= l2tpd.conf->max_sessions) {
 		snprintf(err, errlen, "max_sessions (%u) reached", l2tpd.conf->max_sessions);
@@ -243,6 +302,13 @@ static enum ctl_status session_check_limits(const struct tunnel *t, char *err, s
 	}
 	if (per_tunnel && t->n_sessions >= per_tunnel) {
 		snprintf(err, errlen, "tunnel %u has its maximum of %u sessions", t->id, per_tunnel);
+		return CTL_E_LIMIT;
+	}
+	if (pp != NULL && pp->max_sessions && (e = entry_sessions_find(t->peer_entry)) != NULL &&
+	    e->n >= pp->max_sessions) {
+		snprintf(err, errlen, "%s%s: max_sessions %u reached",
+			 pp == &l2tpd.conf->peer_default ? "peer_default" : "peers entry ",
+			 pp == &l2tpd.conf->peer_default ? "" : pp->name, pp->max_sessions);
 		return CTL_E_LIMIT;
 	}
 	return CTL_OK;
@@ -409,8 +475,11 @@ int session_on_accept(struct l2tp_cc *cc, struct l2tp_sess *ls, const struct l2t
 	char err[256];
 	int rc;
 
-	if (session_check_limits(t, err, sizeof(err)) != CTL_OK || l2tpd.shutting_down) {
+	if (l2tpd.shutting_down)
+		snprintf(err, sizeof(err), "shutting down");
+	if (l2tpd.shutting_down || session_check_limits(t, err, sizeof(err)) != CTL_OK) {
 		log_info("tunnel %u: refusing session: %s", t->id, err);
+		l2tp_sess_close(ls, L2TP_CDN_NO_RESOURCES_TEMP, 0, err);	/* the CDN says which limit */
 		return L2TP_CDN_NO_RESOURCES_TEMP;
 	}
 	rc = session_accept_profile(t, out->remote_end_id, out->remote_end_id_len, &prof,

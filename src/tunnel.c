@@ -58,6 +58,71 @@ static int tunnel_order_cmp(const struct usl_rb_node *a, const struct usl_rb_nod
 	return (x > y) - (x < y);
 }
 
+/*
+ * Connections per peers entry (its max_tunnels): a count on the entry's
+ * runtime state, found by the entry's name in O(1) and kept by name so
+ * that it outlives a reload that changes the entry; freed at zero.  A
+ * connection counts from its SCCRQ's acceptance (half-open ones too) until
+ * it stops: one holding for a StopCCN's retransmissions is no connection
+ * any more, and a LAC that reconnects at once must not find its own dead
+ * ones in the way.
+ */
+struct entry_load {
+	struct usl_hnode hnode;
+	unsigned n_tunnels;
+	char name[];
+};
+
+static struct usl_hash entry_loads;
+
+static bool entry_load_eq(const struct usl_hnode *n, const void *key)
+{
+	return strcmp(usl_hash_entry(n, struct entry_load, hnode)->name, key) == 0;
+}
+
+static struct entry_load *entry_load_find(const char *name)
+{
+	struct usl_hnode *n = usl_hash_lookup(&entry_loads, name,
+					      usl_hash_bytes(name, strlen(name), 0));
+
+	return n ? usl_hash_entry(n, struct entry_load, hnode) : NULL;
+}
+
+static unsigned entry_tunnels(const char *name)
+{
+	const struct entry_load *e = entry_load_find(name);
+
+	return e ? e->n_tunnels : 0;
+}
+
+/* t (accepted for its peers entry) counts against the entry; false when out of memory. */
+static bool entry_load_get(const struct tunnel *t)
+{
+	struct entry_load *e = entry_load_find(t->peer_entry);
+	size_t len = strlen(t->peer_entry);
+
+	if (e == NULL) {
+		e = calloc(1, sizeof(*e) + len + 1);
+		if (e == NULL)
+			return false;
+		memcpy(e->name, t->peer_entry, len + 1);
+		usl_hash_insert(&entry_loads, &e->hnode, usl_hash_bytes(e->name, len, 0));
+	}
+	e->n_tunnels++;
+	return true;
+}
+
+/* t stops counting: call once, when it stops (or is freed before it did). */
+static void entry_load_put(const struct tunnel *t)
+{
+	struct entry_load *e = t->peer_entry ? entry_load_find(t->peer_entry) : NULL;
+
+	if (e == NULL || --e->n_tunnels > 0)
+		return;
+	usl_hash_remove(&entry_loads, &e->hnode);
+	free(e);
+}
+
 static void tunnel_count_changed(void);
 static void trim_expired(struct usl_timer *tm);
 static struct usl_timer trim_timer;
@@ -71,7 +136,8 @@ int tunnel_init(void)
 {
 	if (usl_hash_init(&l2tpd.tunnels, 1024, tunnel_id_eq) < 0 ||
 	    usl_hash_init(&l2tpd.tunnels_by_peer, 1024, tunnel_peer_eq) < 0 ||
-	    usl_hash_init(&l2tpd.tunnels_by_name, 64, tunnel_name_eq) < 0)
+	    usl_hash_init(&l2tpd.tunnels_by_name, 64, tunnel_name_eq) < 0 ||
+	    usl_hash_init(&entry_loads, 16, entry_load_eq) < 0)
 		return -1;
 	usl_rb_init(&l2tpd.tunnel_order);
 	usl_list_init(&l2tpd.half_open_in);
@@ -505,8 +571,10 @@ static void tunnel_on_event(struct l2tp_cc *cc, enum l2tp_cc_state from, enum l2
 	if (from == L2TP_CC_ESTABLISHED && to == L2TP_CC_STOPPING)
 		static_tunnel_reopen(t);
 	if (to == L2TP_CC_STOPPING || to == L2TP_CC_CLOSED) {
-		if (from != L2TP_CC_STOPPING)
+		if (from != L2TP_CC_STOPPING) {
 			tunnel_log_down(t, why);
+			entry_load_put(t);
+		}
 		tunnel_announce_down(t, why);
 	}
 	if (to == L2TP_CC_CLOSED)
@@ -840,6 +908,8 @@ static void tunnel_destroy(struct tunnel *t)
 
 static void tunnel_free(struct tunnel *t)
 {
+	if (l2tp_cc_state(t->cc) < L2TP_CC_STOPPING)
+		entry_load_put(t);	/* it never stopped: its entry still counts it */
 	tunnel_reply_waiters(t, CTL_E_SHUTTING_DOWN, "daemon stopped", NULL);
 	l2tp_cc_free(t->cc);
 	tunnel_unindex(t);
@@ -1127,6 +1197,32 @@ static void refusal(struct l2tp_result *r, uint16_t result, uint16_t error, cons
 	r->message.len = (uint16_t)strlen(text);
 }
 
+/*
+ * The entry's own limit, and for peers no entry names (peer_default) the
+ * slots global.reserved_tunnels keeps for the entries' peers: one LAC
+ * cannot lock another out.  The StopCCN says which limit.
+ */
+static bool entry_limit_reached(const struct peer_profile *pp, struct l2tp_result *r)
+{
+	const struct l2tpd_config *c = l2tpd.conf;
+	bool unlisted = pp == &c->peer_default;
+	static char text[CFG_NAME_MAX + 96];
+
+	if (pp->max_tunnels && entry_tunnels(pp->name) >= pp->max_tunnels)
+		snprintf(text, sizeof(text), "%s%s: max_tunnels %u reached",
+			 unlisted ? "peer_default" : "peers entry ", unlisted ? "" : pp->name,
+			 pp->max_tunnels);
+	else if (unlisted && c->reserved_tunnels &&
+		 l2tpd.n_tunnels >= c->max_tunnels - c->reserved_tunnels)
+		snprintf(text, sizeof(text), "max_tunnels %u reached for peers no entry names "
+			 "(reserved_tunnels %u kept for the entries' peers)", c->max_tunnels,
+			 c->reserved_tunnels);
+	else
+		return false;
+	refusal(r, L2TP_STOPCCN_GENERAL_ERROR, L2TP_ERR_NO_RESOURCES, text);
+	return true;
+}
+
 /* Policy and limits, before anything is made for the SCCRQ. */
 static bool refuse_reason(const struct peer_profile *pp, struct l2tp_result *r,
 			  enum l2tp_drop *drop)
@@ -1145,7 +1241,7 @@ static bool refuse_reason(const struct peer_profile *pp, struct l2tp_result *r,
 		refusal(r, L2TP_STOPCCN_GENERAL_ERROR, L2TP_ERR_NO_RESOURCES, "max_tunnels reached");
 		return true;
 	}
-	return false;
+	return entry_limit_reached(pp, r);
 }
 
 /*
@@ -1546,6 +1642,15 @@ static void tunnel_accept(const struct l2tp_rx *rx, const struct l2tp_msg *m,
 	if (pp->session_profile[0])
 		t->session_profile = strdup(pp->session_profile);
 	t->peer_entry = strdup(pp->name);
+	if (t->peer_entry == NULL || !entry_load_get(t)) {
+		free(t->peer_entry);
+		t->peer_entry = NULL;	/* counted nowhere: it never starts */
+		refusal(&r, L2TP_STOPCCN_GENERAL_ERROR, L2TP_ERR_NO_RESOURCES, "out of memory");
+		refuse_sccrq(rx, m, &r, L2TP_DROP_NO_RESOURCES);
+		heir_settle(h, held, NULL, "out of memory");
+		tunnel_free(t);
+		return;
+	}
 	if (rx->encap == L2TP_ENCAP_UDP)
 		transport_tunnel_connect(t, rx->from);
 	heir_settle(h, held, t, "lost tie breaker");

@@ -121,7 +121,8 @@ static const char full_conf[] =
 	"  udp_port = 1701; listen_ip = true; event_loop = \"poll\"; hostname = \"lns1\";\n"
 	"  router_id = \"192.0.2.1\"; secret = \"q\\\"uote\\\\back\\nnl\\x01\";\n"
 	"  max_tunnels = 3000000000; max_sessions = 4294967295L; max_sessions_per_tunnel = 10;\n"
-	"  max_half_open = 50; snmp_config_id = true; ctl_socket = \"/tmp/x.ctl\";\n"
+	"  max_half_open = 50; reserved_tunnels = 100; snmp_config_id = true;\n"
+	"  ctl_socket = \"/tmp/x.ctl\";\n"
 	"  ctl_group = \"l2tp\"; log_level = \"debug\"; dataplane = \"null\"; state_dir = \"/tmp/st\";\n"
 	"};\n"
 	"tunnel_profiles = (\n"
@@ -141,12 +142,13 @@ static const char full_conf[] =
 	"peers = (\n"
 	"  { name = \"core\"; match = \"192.0.2.0/24\"; tunnel_profile = \"fast\";\n"
 	"    session_profile = \"vlan\"; secret = \"peer\"; refuse_unknown_sessions = true;\n"
+	"    max_tunnels = 2; max_sessions = 30;\n"
 	"    sessions = ( { remote_end_id = \"cust-*\"; profile = \"ppp\"; ifname = \"c-%r\"; },\n"
 	"                 { remote_end_id = \"cust-gold\"; ifname = \"gold\"; bridge = \"br0\"; } ); },\n"
 	"  { name = \"deny\"; match = \"192.0.2.128/25\"; accept = false; }\n"
 	");\n"
 	"peer_default = { accept = true; tunnel_profile = \"fast\"; session_profile = \"ppp\";\n"
-	"  secret = \"dflt\"; };\n"
+	"  secret = \"dflt\"; max_tunnels = 5; max_sessions = 9; };\n"
 	"tunnels = (\n"
 	"  { name = \"t1\"; peer = \"198.51.100.1\"; local = \"192.0.2.1\"; profile = \"fast\";\n"
 	"    sessions = ( { name = \"s1\"; profile = \"vlan\"; remote_end_id = \"far s1\"; },\n"
@@ -182,6 +184,7 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(c->max_sessions, 200000);
 	ck_assert_uint_eq(c->max_sessions_per_tunnel, 16384);
 	ck_assert_uint_eq(c->max_half_open, 1000);
+	ck_assert_uint_eq(c->reserved_tunnels, 0);
 	ck_assert_uint_eq(c->ctl_max_clients, 64);
 	ck_assert_uint_eq(c->ctl_max_output, 16u << 20);
 	ck_assert(!c->snmp_config_id);
@@ -299,6 +302,10 @@ static const struct bad_case bad_cases[] = {
 	{ "global = { max_tunnels = 99999999999; };\n", 1, "global.max_tunnels",
 	  "99999999999 is out of range" },
 	{ "global = { max_sessions = -1; };\n", 1, "global.max_sessions", "out of range" },
+	{ "global = { max_tunnels = 10;\n  reserved_tunnels = 10; };\n", 2, "global.reserved_tunnels",
+	  "10 reserved of global.max_tunnels 10 (valid: fewer than max_tunnels)" },
+	{ "peers = ( { name = \"p\"; match = \"any\";\n  max_tunnels = -1; } );\n", 2,
+	  "peers.max_tunnels", "out of range" },
 	{ "session_profiles = ( { name = \"a\"; mtu = 20; } );\n", 1, "session_profiles.mtu",
 	  "valid: 0 (from the path MTU) or 68..65535" },
 	{ "session_profiles = ( { name = \"a\"; pw_type = \"eth_vlan\"; vlan_id = 4095; } );\n", 1,
@@ -509,6 +516,7 @@ START_TEST(test_full)
 	ck_assert_str_eq(c->secret, "q\"uote\\back\nnl\x01");
 	ck_assert_uint_eq(c->max_tunnels, 3000000000u);	/* past 32-bit signed, no L */
 	ck_assert_uint_eq(c->max_sessions, 4294967295u);
+	ck_assert_uint_eq(c->reserved_tunnels, 100);
 	ck_assert_str_eq(c->dataplane, "null");
 
 	/* "default" is [0] even when the file lists it second */
@@ -553,7 +561,12 @@ START_TEST(test_full)
 	ck_assert(c->peers[0].accept);
 	ck_assert(!c->peers[1].accept);
 	ck_assert_str_eq(c->peers[1].tunnel_profile, "default");
+	ck_assert_uint_eq(c->peers[0].max_tunnels, 2);
+	ck_assert_uint_eq(c->peers[0].max_sessions, 30);
+	ck_assert_uint_eq(c->peers[1].max_tunnels, 0);	/* only the global limits */
 	ck_assert(c->peer_default.accept);
+	ck_assert_uint_eq(c->peer_default.max_tunnels, 5);
+	ck_assert_uint_eq(c->peer_default.max_sessions, 9);
 
 	ck_assert_uint_eq(c->n_tunnels, 2);
 	ck_assert_str_eq(config_addr_str(&c->tunnels[0].peer, buf, sizeof(buf)),
