@@ -424,6 +424,12 @@ static void tunnel_announce_up(struct tunnel *t)
 	tunnel_probe_stale(t);
 }
 
+/*
+ * The reason a connection ended on an unauthenticated StopCCN begins with
+ * this (tunnel_note_unauthenticated); what the StopCCN said follows.
+ */
+#define UNAUTH_STOPCCN	"unauthenticated StopCCN"
+
 /* Why a tunnel that never came up failed, as the CLI caller should read it. */
 static enum ctl_status tunnel_fail_status(const struct tunnel *t, char *err, size_t errlen,
 					  const struct l2tp_result *why)
@@ -438,6 +444,17 @@ static enum ctl_status tunnel_fail_status(const struct tunnel *t, char *err, siz
 		snprintf(err, errlen, "data plane refused the tunnel%s%s",
 			 t->dp_error ? ": " : "", name_str(t->dp_error));
 		return CTL_E_DATAPLANE;
+	}
+	if (rx == 0 && !t->closing && why != NULL && why->message.p != NULL &&
+	    why->message.len >= strlen(UNAUTH_STOPCCN) &&
+	    memcmp(why->message.p, UNAUTH_STOPCCN, strlen(UNAUTH_STOPCCN)) == 0) {
+		/* ended early on it (tunnel_note_unauthenticated): what it said follows the prefix */
+		snprintf(err, errlen, "peer %s refused the connection with an %s, result %u (%s)%.*s",
+			 sockaddr_ntop((const struct sockaddr *)&t->remote), UNAUTH_STOPCCN,
+			 why->result, l2tp_stopccn_result_name(why->result),
+			 (int)(why->message.len - strlen(UNAUTH_STOPCCN)),
+			 (const char *)why->message.p + strlen(UNAUTH_STOPCCN));
+		return CTL_E_PEER;
 	}
 	if (rx == 0 && !t->closing && t->unauth_note != NULL) {
 		snprintf(err, errlen, "no authenticated answer from peer %s: %s",
@@ -1077,27 +1094,55 @@ static bool data_frame_routine(const struct tunnel *t, const uint8_t *buf, size_
 }
 
 /*
- * Authentication is on and the answer to our SCCRQ carries no valid
- * digest: it is dropped, as it must be (anyone could have sent it).  But
- * an unauthenticated StopCCN is most often the peer refusing us (it has no
- * secret for us, or another one): what it said goes into the log and into
- * the failure the operator reads, instead of a bare "no answer".
+ * Authentication is on and a StopCCN answering our SCCRQ carries no valid
+ * digest.  4.3 says drop it (anyone could have sent it), and at first it
+ * is dropped: what it said goes into the log and into the failure the
+ * operator reads, instead of a bare "no answer".  But an LNS that refuses
+ * us without our secret (no peers entry for us, or an implementation that
+ * never signs refusals) would leave us waiting for every retransmission of
+ * our SCCRQ (71 s with the defaults).  So the attempt ends at once, with
+ * what the StopCCN said and "unauthenticated" in the error, when
+ *  - it comes from the address and port our SCCRQ went to, and names our
+ *    CCID (the header's), which only whoever sees the SCCRQ knows, and
+ *  - our SCCRQ has already gone unanswered once (retransmitted): an LNS
+ *    that authenticates us answers the first one, so by then no
+ *    authenticated answer is on its way.
+ * The trade-off: whoever sees our SCCRQ and can send from the LNS's address
+ * can end this one attempt (a static tunnel tries again after its backoff),
+ * which it could as well by dropping our messages.  The hint about the
+ * secret is for digests that do not match; a StopCCN without one is most
+ * often a refusal by a peer that has no secret for us.
  */
-static void tunnel_note_unauthenticated(struct tunnel *t, const uint8_t *buf, size_t len)
+static void tunnel_note_unauthenticated(struct tunnel *t, const uint8_t *buf, size_t len,
+					const struct sockaddr *from, enum l2tp_drop why)
 {
 	static struct l2tp_msg m;	/* large (hidden AVP scratch): not on the stack */
-	char msg[128] = "";
+	struct l2tp_cc_stats st;
+	char msg[128] = "", text[192], label[CFG_NAME_MAX + 16];
 
-	if (t->unauth_note != NULL || l2tp_cc_state(t->cc) != L2TP_CC_WAIT_CTL_REPLY ||
+	if (l2tp_cc_state(t->cc) != L2TP_CC_WAIT_CTL_REPLY ||
 	    l2tp_msg_decode(&m, buf, len, false, NULL) != L2TP_DROP_NONE ||
 	    m.type != L2TP_MSG_STOPCCN)
 		return;
 	if (m.result.message.p != NULL)
 		usl_str_escape(msg, sizeof(msg), m.result.message.p, m.result.message.len);
-	text_set(&t->unauth_note, "it sent an unauthenticated StopCCN (dropped): result %u (%s)%s%s; "
-		 "check the secret and digest both sides use", m.result.result,
-		 l2tp_stopccn_result_name(m.result.result), msg[0] ? ": " : "", msg);
-	log_warnx("tunnel %u (peer %s): %s", t->id, sockaddr_ntop(&t->remote.sa), t->unauth_note);
+	if (t->unauth_note == NULL) {
+		text_set(&t->unauth_note, "it sent an %s (dropped): result %u (%s)%s%s%s",
+			 UNAUTH_STOPCCN, m.result.result, l2tp_stopccn_result_name(m.result.result),
+			 msg[0] ? ": " : "", msg, why == L2TP_DROP_DIGEST_MISMATCH ?
+			 "; its digest does not match: check the secret and digest both sides use" :
+			 "");
+		log_warnx("tunnel %s (peer %s): %s", tunnel_label(t, label, sizeof(label)),
+			  sockaddr_ntop(&t->remote.sa), name_str(t->unauth_note));
+	}
+	l2tp_cc_get_stats(t->cc, &st);
+	if (st.retransmits == 0 || !sockaddr_eq_full(from, &t->remote.sa))
+		return;
+	snprintf(text, sizeof(text), "%s%s%s", UNAUTH_STOPCCN, msg[0] ? ": " : "", msg);
+	log_info("tunnel %s (peer %s): our SCCRQ went unanswered but for an %s: giving up "
+		 "the attempt", tunnel_label(t, label, sizeof(label)), sockaddr_ntop(&t->remote.sa),
+		 UNAUTH_STOPCCN);
+	l2tp_cc_discard(t->cc, m.result.result, text);	/* t may be freed here */
 }
 
 void tunnel_input(struct tunnel *t, const uint8_t *buf, size_t len, const struct sockaddr *from)
@@ -1131,9 +1176,9 @@ void tunnel_input(struct tunnel *t, const uint8_t *buf, size_t len, const struct
 		return;
 	}
 	if (why != L2TP_DROP_NONE) {
-		if (why == L2TP_DROP_DIGEST_MISSING || why == L2TP_DROP_DIGEST_MISMATCH)
-			tunnel_note_unauthenticated(t, buf, len);
 		count_drop(t, why, from);
+		if (why == L2TP_DROP_DIGEST_MISSING || why == L2TP_DROP_DIGEST_MISMATCH)
+			tunnel_note_unauthenticated(t, buf, len, from, why);
 		return;
 	}
 	count_rx(buf, len);
@@ -1158,17 +1203,28 @@ void tunnel_input(struct tunnel *t, const uint8_t *buf, size_t len, const struct
 static struct log_ratelimit refuse_rl = LOG_RATELIMIT_INIT(1, REFUSALS_PER_S);
 static struct log_ratelimit refuse_log_rl = LOG_RATELIMIT_INIT(10, 10);
 
+static void peer_setup(const struct sockaddr *from, enum l2tp_encap encap,
+		       const struct peer_profile **pp, struct tunnel_profile *prof);
+static const char *peer_secret(const struct peer_profile *pp, const struct tunnel_profile *prof);
+
 /*
  * Answers an SCCRQ with one StopCCN (never retransmitted) and forgets it.
  * A forged source cannot make us send more than REFUSALS_PER_S datagrams
- * a second in all, and never more than one per SCCRQ.
+ * a second in all, and never more than one per SCCRQ.  Signed when the
+ * peers entry has a secret and the SCCRQ proves its sender knows it: a LAC
+ * that authenticates drops an unsigned one and would wait for its
+ * retransmissions to run out.
  */
 static void refuse_sccrq(const struct l2tp_rx *rx, const struct l2tp_msg *m,
 			 const struct l2tp_result *why, enum l2tp_drop drop)
 {
 	usl_time now = usl_timerset_now(l2tpd.timers);
+	const struct peer_profile *pp;
+	struct tunnel_profile prof;
+	const char *sec;
 	uint8_t out[1024];
 	unsigned dropped;
+	bool is_signed, has_secret;
 	int len;
 
 	l2tpd.stats.drops[drop]++;
@@ -1180,9 +1236,17 @@ static void refuse_sccrq(const struct l2tp_rx *rx, const struct l2tp_msg *m,
 		l2tpd.stats.refusals_suppressed++;
 		return;
 	}
-	len = l2tp_cc_encode_refusal(m, why, out, sizeof(out));
+	peer_setup(rx->from, rx->encap, &pp, &prof);
+	sec = peer_secret(pp, &prof);
+	len = l2tp_cc_encode_refusal_signed(m, rx->buf, rx->len, (const uint8_t *)sec, strlen(sec),
+					    why, out, sizeof(out), &is_signed);
+	has_secret = sec[0] != '\0';
+	explicit_bzero(&prof, sizeof(prof));
 	if (len < 0 || transport_listener_reply(rx, out, (size_t)len) < 0)
 		return;
+	log_debug("SCCRQ from %s: StopCCN sent%s", sockaddr_ntop(rx->from),
+		  is_signed ? ", signed" : has_secret ?
+		  ", unsigned (the SCCRQ did not authenticate)" : ", unsigned (no secret)");
 	l2tpd.stats.refusals_sent++;
 	l2tpd.stats.tx_msgs[L2TP_MSG_STOPCCN]++;
 }

@@ -1790,8 +1790,9 @@ enum l2tp_drop l2tp_cc_check_sccrq(const struct l2tp_cc_cfg *cfg, const struct l
 	return m->has_unknown_mandatory ? L2TP_DROP_UNKNOWN_MANDATORY : L2TP_DROP_MISSING_AVP;
 }
 
-int l2tp_cc_encode_refusal(const struct l2tp_msg *sccrq, const struct l2tp_result *why,
-			   uint8_t *buf, size_t cap)
+/* The refusal's message, and with a (keyed) the Message Digest AVP reserved. */
+static int refusal_encode(const struct l2tp_msg *sccrq, const struct l2tp_result *why,
+			  const struct l2tp_auth *a, uint8_t *buf, size_t cap)
 {
 	struct l2tp_msg m;
 
@@ -1804,7 +1805,54 @@ int l2tp_cc_encode_refusal(const struct l2tp_msg *sccrq, const struct l2tp_resul
 	m.nr = (uint16_t)(sccrq->ns + 1);
 	m.result = *why;
 	l2tp_msg_set(&m, L2TP_AVP_RESULT_CODE);
+	if (a != NULL)
+		l2tp_auth_prepare(a, &m);
 	return l2tp_msg_encode(&m, buf, cap, false, 0, NULL);
+}
+
+int l2tp_cc_encode_refusal(const struct l2tp_msg *sccrq, const struct l2tp_result *why,
+			   uint8_t *buf, size_t cap)
+{
+	return refusal_encode(sccrq, why, NULL, buf, cap);
+}
+
+/*
+ * The key a refusal is signed with: the SCCRQ carries a nonce and a digest
+ * of the secret's key (of the digest's own type), so its sender knows the
+ * secret and computes what we sign.  We advertised no nonce (there is no
+ * SCCRP), so local_nonce is empty and the SCCRQ's nonce is the remote one.
+ * Never for an SCCRQ that does not verify: the StopCCN would be a digest
+ * over a nonce of the sender's choosing.
+ */
+static bool refusal_key(struct l2tp_auth *a, const struct l2tp_msg *sccrq, const uint8_t *sbuf,
+			size_t slen, const uint8_t *secret, size_t secret_len)
+{
+	l2tp_auth_init(a);
+	if (secret_len == 0 || sccrq->n_digests == 0 || sccrq->nonce.len == 0 ||
+	    !l2tp_msg_has(sccrq, L2TP_AVP_CTRL_MSG_AUTH_NONCE))
+		return false;
+	if (l2tp_auth_add_key(a, (enum l2tp_digest_type)sccrq->digest[0].type, secret,
+			      secret_len) < 0 ||
+	    l2tp_auth_verify(a, sccrq, sbuf, slen, false) != L2TP_DROP_NONE ||
+	    l2tp_auth_set_peer_nonce(a, &sccrq->nonce) < 0)
+		return false;
+	return true;
+}
+
+int l2tp_cc_encode_refusal_signed(const struct l2tp_msg *sccrq, const uint8_t *sbuf, size_t slen,
+				  const uint8_t *secret, size_t secret_len,
+				  const struct l2tp_result *why, uint8_t *buf, size_t cap,
+				  bool *is_signed)
+{
+	struct l2tp_auth a;
+	int len;
+
+	*is_signed = refusal_key(&a, sccrq, sbuf, slen, secret, secret_len);
+	len = refusal_encode(sccrq, why, *is_signed ? &a : NULL, buf, cap);
+	if (len > 0 && *is_signed && l2tp_auth_sign(&a, buf, (size_t)len, false) < 0)
+		len = -1;
+	explicit_bzero(&a, sizeof(a));
+	return len;
 }
 
 bool l2tp_cc_has_deadline(const struct l2tp_cc *cc)

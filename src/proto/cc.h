@@ -285,6 +285,20 @@ int l2tp_cc_encode_refusal(const struct l2tp_msg *sccrq, const struct l2tp_resul
 			   uint8_t *buf, size_t cap);
 
 /*
+ * The same refusal, signed (4.3, 5.4.1) with secret when the SCCRQ (sbuf,
+ * slen, decoded into sccrq) carries a nonce and a Message Digest that
+ * verifies with it: the LAC, which drops every unauthenticated message once
+ * it asked for authentication, then acts on it at once.  The digest is
+ * HMAC(key, sccrq nonce + message): we advertised no nonce, and that is
+ * what an initiator in wait-ctl-reply computes.  *is_signed says whether it
+ * was (else it is l2tp_cc_encode_refusal()'s).  Returns the length or -1.
+ */
+int l2tp_cc_encode_refusal_signed(const struct l2tp_msg *sccrq, const uint8_t *sbuf, size_t slen,
+				  const uint8_t *secret, size_t secret_len,
+				  const struct l2tp_result *why, uint8_t *buf, size_t cap,
+				  bool *is_signed);
+
+/*
  * True when cc is bound to end by itself: established (HELLO and
  * retransmission limits end it), or any other state with a timer armed
  * (setup deadline, retransmission, StopCCN hold).  Daemon invariant.

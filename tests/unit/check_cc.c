@@ -900,6 +900,71 @@ START_TEST(test_auth_one_sided)
 }
 END_TEST
 
+/*
+ * A refusal from the listener to a LAC that authenticates: signed with the
+ * secret when the SCCRQ's digest verifies with it (the LAC acts on it at
+ * once, with the digest type the SCCRQ used), unsigned otherwise (the LAC
+ * drops it and keeps waiting).
+ */
+static const struct {
+	enum l2tp_digest_type lac_type;
+	const char *lns_secret;
+	bool is_signed;
+} refusal_keys[] = {
+	{ L2TP_DIGEST_HMAC_MD5, "sesame", true },
+	{ L2TP_DIGEST_HMAC_SHA1, "sesame", true },
+	{ L2TP_DIGEST_HMAC_MD5, "other", false },
+	{ L2TP_DIGEST_HMAC_MD5, "", false },
+};
+
+START_TEST(test_refusal_signed)
+{
+	struct harness *h = h_new(44);
+	struct l2tp_result why = { .result = L2TP_STOPCCN_GENERAL_ERROR, .error = 4,
+				   .has_error = true };
+	const struct h_wire *w;
+	const struct h_event *ev;
+	struct l2tp_msg m, r;
+	uint8_t out[512];
+	bool is_signed = !refusal_keys[_i].is_signed;
+	int len;
+
+	why.message.p = (const uint8_t *)"max_tunnels reached";
+	why.message.len = (uint16_t)strlen("max_tunnels reached");
+	h->end[LNS].auto_respond = false;
+	h_set_auth(h, LAC, "sesame", refusal_keys[_i].lac_type);
+	h_connect(h, LAC);
+	h_run_for(h, usl_time_ms(100));
+	w = h_find(h, LAC, L2TP_MSG_SCCRQ, 0);
+	ck_assert_ptr_nonnull(w);
+	h_decode(w, &m);
+	len = l2tp_cc_encode_refusal_signed(&m, w->buf, w->len,
+					    (const uint8_t *)refusal_keys[_i].lns_secret,
+					    strlen(refusal_keys[_i].lns_secret), &why, out,
+					    sizeof(out), &is_signed);
+	ck_assert_int_gt(len, 0);
+	ck_assert(is_signed == refusal_keys[_i].is_signed);
+	ck_assert_int_eq(l2tp_msg_decode(&r, out, (size_t)len, false, NULL), L2TP_DROP_NONE);
+	ck_assert_uint_eq(r.type, L2TP_MSG_STOPCCN);
+	ck_assert_uint_eq(r.ccid, l2tp_cc_local_ccid(h_cc(h, LAC)));
+	ck_assert_uint_eq(r.n_digests, is_signed ? 1 : 0);
+	if (is_signed)
+		ck_assert_uint_eq(r.digest[0].type, refusal_keys[_i].lac_type);
+	h_inject_raw(h, LAC, out, (size_t)len);
+	h_run_for(h, usl_time_ms(100));
+	if (is_signed) {
+		ev = h_last_cc_event(h, LAC, L2TP_CC_STOPPING);
+		ck_assert_ptr_nonnull(ev);
+		ck_assert_uint_eq(ev->result, L2TP_STOPCCN_GENERAL_ERROR);
+		ck_assert_ptr_nonnull(strstr(ev->text, "max_tunnels reached"));
+	} else {
+		ck_assert_int_eq(l2tp_cc_state(h_cc(h, LAC)), L2TP_CC_WAIT_CTL_REPLY);
+		ck_assert_uint_eq(stats_of(h_cc(h, LAC)).drops[L2TP_DROP_DIGEST_MISSING], 1);
+	}
+	h_free(h);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* data plane */
 
@@ -1264,6 +1329,8 @@ static Suite *cc_suite(void)
 	tcase_add_loop_test(tc, test_auth, 0, sizeof(auths) / sizeof(auths[0]));
 	tcase_add_loop_test(tc, test_auth_one_sided, 0, 2);
 	tcase_add_test(tc, test_integrity_digest);
+	tcase_add_loop_test(tc, test_refusal_signed, 0,
+			    (int)(sizeof(refusal_keys) / sizeof(refusal_keys[0])));
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("dataplane");
