@@ -88,8 +88,9 @@ AM_DISTCHECK_CONFIGURE_FLAGS = \
 
 # Every setting the parser accepts is in l2tpv3d.conf(5), every option and
 # command in l2tpv3d(8) / l2tpv3ctl(8), and the pages format without warnings.
-TESTS += tests/docs/man-coverage.sh tests/docs/import-graph.sh
-dist_noinst_SCRIPTS += tests/docs/man-coverage.sh tests/docs/import-graph.sh
+TESTS += tests/docs/man-coverage.sh tests/docs/import-graph.sh tests/docs/monitoring.sh
+dist_noinst_SCRIPTS += tests/docs/man-coverage.sh tests/docs/import-graph.sh tests/docs/monitoring.sh
+EXTRA_DIST += etc/monitoring/l2tpv3d-alerts.yml etc/monitoring/l2tpv3d-dashboard.json
 
 # The .deb built, installed in a throw-away Debian root booted with
 # systemd-nspawn: ready, ctl, reload, stop.  Needs root, debootstrap,
