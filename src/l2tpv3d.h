@@ -208,6 +208,9 @@ struct l2tpd {
 	uint32_t router_id;
 	char hostname[CFG_NAME_MAX];
 	usl_time started;
+	/* the last reload (SIGHUP or `reload`): when (Unix time, 0: none yet) and whether it applied */
+	int64_t last_reload_at;
+	bool last_reload_ok;
 	struct l2tpd_stats stats;
 	struct ctl_counters ctl;
 	/* main.c's reload, for the control socket (which imports nothing of main.c) */

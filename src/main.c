@@ -227,8 +227,8 @@ static void begin_shutdown(int signo, void *arg)
 	l2tpd_shutdown_done_check();
 }
 
-/* Re-reads the config file and applies the difference; -1 keeps the old one. */
-static int l2tpd_reload(json_object **summary, char *err, size_t errlen)
+/* Re-reads the config file and applies the difference, or keeps the old one (-1, err). */
+static int l2tpd_reload_apply(json_object **summary, char *err, size_t errlen)
 {
 	struct l2tpd_config *c;
 	struct timespec ts;
@@ -257,6 +257,16 @@ static int l2tpd_reload(json_object **summary, char *err, size_t errlen)
 	log_set_level(opt.debug ? LOG_LVL_DEBUG : parse_level(l2tpd.conf->log_level));
 	sd_notifyf("READY=1");
 	return 0;
+}
+
+/* A reload, its outcome and time recorded for the metrics. */
+static int l2tpd_reload(json_object **summary, char *err, size_t errlen)
+{
+	int rc = l2tpd_reload_apply(summary, err, errlen);
+
+	l2tpd.last_reload_at = (int64_t)time(NULL);
+	l2tpd.last_reload_ok = rc == 0;
+	return rc;
 }
 
 static void on_sighup(int signo, void *arg)

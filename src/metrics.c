@@ -253,6 +253,14 @@ static void identity(FILE *f)
 		PACKAGE_VERSION, usl_loop_backend(l2tpd.loop), l2tpd.dp->name);
 	family(f, "l2tpv3d_start_time_seconds", "gauge", "When the daemon started (Unix time).");
 	fprintf(f, "l2tpv3d_start_time_seconds %lld\n", (long long)(time(NULL) - up_ms / 1000));
+	if (l2tpd.last_reload_at == 0)
+		return;
+	family(f, "l2tpv3d_last_reload_timestamp_seconds", "gauge",
+	       "When the configuration was last reloaded (Unix time).");
+	fprintf(f, "l2tpv3d_last_reload_timestamp_seconds %lld\n", (long long)l2tpd.last_reload_at);
+	family(f, "l2tpv3d_last_reload_success", "gauge",
+	       "1 when the last reload applied the file, 0 when it was refused.");
+	sample(f, "l2tpv3d_last_reload_success", l2tpd.last_reload_ok ? 1 : 0);
 }
 
 /* ---- per-object series -------------------------------------------------- */

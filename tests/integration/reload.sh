@@ -5,6 +5,9 @@
 # the reload and keeps the old listener; `l2tpv3d -n` reports bad files.
 . "$(dirname "$0")/lib.sh"
 it_setup
+T_START=$(date +%s)
+# metric NAME: its value in a's metrics
+metric() { ctl a metrics | awk -v n="$1" '$1 == n { print $2 }'; }
 
 write_conf b $B_ADDR 'peer_default = { accept = true; };'
 conf_a() {	# conf_a HELLO_OF_P2 STATIC_TUNNELS
@@ -62,6 +65,8 @@ out=$(ctlj a reload); rc=$?
 [ $rc = 0 ] && [ "$(jq -c '[.tunnels_kept, .tunnels_started, .tunnels_restarted, .tunnels_deleted]' <<<"$out")" = "[1,1,0,0]" ] &&
 	wait_until 5 sh -c "[ \"\$($C -s $W/a.ctl -j tunnel show name st3 | jq -r .state)\" = established ]"
 log_test $? "its peer fixed: the reload starts it at once ($(jq -c . <<<"$out"))"
+[ "$(metric l2tpv3d_last_reload_success)" = 1 ]
+log_test $? "metrics: the last reload applied (l2tpv3d_last_reload_success 1)"
 
 echo 'global = { listen = ["192.0.2.1"]; bogus_setting = 1; };' > "$W/a.conf"
 out=$(ctl a reload 2>&1); rc=$?
@@ -69,6 +74,8 @@ out=$(ctl a reload 2>&1); rc=$?
 log_test $? "invalid config at reload: error names file, line and setting"
 expect_count 3 count_tunnels a established && kill -0 "$(pid_of a)"
 log_test $? "invalid config: daemon keeps running with its tunnels"
+[ "$(metric l2tpv3d_last_reload_success)" = 0 ] && [ "$(metric l2tpv3d_last_reload_timestamp_seconds)" -ge "$((T_START - 1))" ]
+log_test $? "metrics: the last reload refused (l2tpv3d_last_reload_success 0), and when"
 
 # a listen address not on the box: the reload is refused, the old listener
 # stays (the LNS is never deaf); once the address exists, the same reload works
