@@ -15,7 +15,7 @@ write_conf a $A_ADDR 'peer_default = { accept = true; };'
 write_conf b $B_ADDR 'peer_default = { accept = true; };'
 
 # --- read-only state_dir at start ----------------------------------------------------
-mkdir -p "$W/ro" && mount -t tmpfs -o ro,size=64k tmpfs "$W/ro" &&
+mkdir -p "$W/ro" && mount -t tmpfs -o ro,size=64k,mode=0755 tmpfs "$W/ro" &&
 	sed "s|state_dir = \"[^\"]*\"|state_dir = \"$W/ro\"|; s|a.ctl|ro.ctl|" "$W/a.conf" > "$W/ro.conf"
 timeout 20 ip netns exec "$NSA" "$D" -F -f "$W/ro.conf" > "$W/ro.log" 2>&1
 rc=$?
@@ -36,7 +36,7 @@ rc=$?; log_test $rc "world-writable state_dir: start fails naming the path and i
 [ $rc = 0 ] || cat "$W/ww.log"
 
 # --- a full state_dir ----------------------------------------------------------------
-mkdir -p "$W/a.state" && mount -t tmpfs -o size=64k tmpfs "$W/a.state" &&
+mkdir -p "$W/a.state" && mount -t tmpfs -o size=64k,mode=0755 tmpfs "$W/a.state" &&
 	start b "$NSB" && start a "$NSA"
 log_test $? "both daemons start, A's state_dir on a 64 KiB tmpfs"
 
