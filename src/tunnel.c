@@ -445,15 +445,13 @@ static enum ctl_status tunnel_fail_status(const struct tunnel *t, char *err, siz
 			 t->dp_error ? ": " : "", name_str(t->dp_error));
 		return CTL_E_DATAPLANE;
 	}
-	if (rx == 0 && !t->closing && why != NULL && why->message.p != NULL &&
-	    why->message.len >= strlen(UNAUTH_STOPCCN) &&
+	if (rx == 0 && !t->closing && t->unauth_note != NULL && why != NULL &&
+	    why->message.p != NULL && why->message.len >= strlen(UNAUTH_STOPCCN) &&
 	    memcmp(why->message.p, UNAUTH_STOPCCN, strlen(UNAUTH_STOPCCN)) == 0) {
-		/* ended early on it (tunnel_note_unauthenticated): what it said follows the prefix */
-		snprintf(err, errlen, "peer %s refused the connection with an %s, result %u (%s)%.*s",
-			 sockaddr_ntop((const struct sockaddr *)&t->remote), UNAUTH_STOPCCN,
-			 why->result, l2tp_stopccn_result_name(why->result),
-			 (int)(why->message.len - strlen(UNAUTH_STOPCCN)),
-			 (const char *)why->message.p + strlen(UNAUTH_STOPCCN));
+		/* ended early on it (tunnel_note_unauthenticated) */
+		snprintf(err, errlen, "peer %s refused the connection, unauthenticated: %s; it came "
+			 "again after our SCCRQ was retransmitted, which ended the attempt",
+			 sockaddr_ntop((const struct sockaddr *)&t->remote), t->unauth_note);
 		return CTL_E_PEER;
 	}
 	if (rx == 0 && !t->closing && t->unauth_note != NULL) {
