@@ -1729,18 +1729,88 @@ static void tunnel_accept(const struct l2tp_rx *rx, const struct l2tp_msg *m,
 }
 
 /*
+ * A control message for a CCID we do not know: most often a connection a
+ * restart made us forget, whose peer keeps sending its HELLOs and would
+ * notice only when their retransmissions run out (a minute or more).  It
+ * gets a StopCCN that names the CCID (l2tp_cc_encode_unknown_ccid), which
+ * makes our kind of peer probe that connection at once.  Never for a ZLB,
+ * an ACK or a StopCCN (two forgetful peers would answer each other), never
+ * larger than what it answers (a source forged to aim us at a victim gains
+ * nothing: a bare HELLO of 20 octets gets no answer, an authenticated one
+ * does), and within the refusals' rate (REFUSALS_PER_S in all).
+ */
+static void answer_unknown_ccid(const struct l2tp_rx *rx, const struct l2tp_msg *hdr)
+{
+	unsigned type = wire_msg_type(rx->buf, rx->len), dropped;
+	usl_time now = usl_timerset_now(l2tpd.timers);
+	uint8_t out[128];
+	int len;
+
+	if (type == L2TP_MSG_ZLB || type == L2TP_MSG_ACK || type == L2TP_MSG_STOPCCN)
+		return;
+	len = l2tp_cc_encode_unknown_ccid(hdr, out, sizeof(out));
+	if (len < 0 || (size_t)len > rx->len)
+		return;
+	if (!log_ratelimit_admit(&refuse_rl, now, &dropped)) {
+		l2tpd.stats.refusals_suppressed++;
+		return;
+	}
+	if (transport_listener_reply(rx, out, (size_t)len) < 0)
+		return;
+	l2tpd.stats.tx_msgs[L2TP_MSG_STOPCCN]++;
+	log_debug("%s for unknown tunnel %u from %s: StopCCN sent", l2tp_msg_type_name((uint16_t)type),
+		  hdr->ccid, sockaddr_ntop(rx->from));
+}
+
+/*
+ * A StopCCN with CCID 0 and the peer's Assigned CCID of one of our
+ * connections: the peer says it does not know that connection (it
+ * restarted: answer_unknown_ccid on its side).  Unauthenticated (it
+ * cannot sign it) and perhaps forged, so it is not believed: the
+ * connection is probed now, a HELLO with FORGOTTEN_RETRIES
+ * retransmissions, and cleared only when they go unanswered.  A forger
+ * gains a HELLO that a live peer answers.
+ */
+#define FORGOTTEN_RETRIES	2
+
+static void tunnel_forgotten(const struct l2tp_rx *rx, const struct l2tp_msg *m)
+{
+	static struct log_ratelimit rl = LOG_RATELIMIT_INIT(10, 5);
+	struct tunnel *t = tunnel_find_peer_ccid(rx->from, m->assigned_ccid);
+	char label[CFG_NAME_MAX + 16];
+	usl_time by;
+	int rc;
+
+	if (t == NULL || !t->up || t->closing || l2tp_cc_state(t->cc) != L2TP_CC_ESTABLISHED) {
+		count_drop(NULL, L2TP_DROP_ZERO_CCID, rx->from);
+		return;
+	}
+	rc = l2tp_cc_probe(t->cc, FORGOTTEN_RETRIES, &by);
+	if (rc < 0)
+		return;
+	if (rc == 0)
+		l2tp_cc_probe_cut(t->cc, FORGOTTEN_RETRIES);
+	log_info_rl(&rl, usl_timerset_now(l2tpd.timers), "tunnel %s (peer %s): a StopCCN says the "
+		    "peer has no connection %u (result %u/%u, unauthenticated): restarted? probing "
+		    "the connection (cleared if %u retransmissions go unanswered)",
+		    tunnel_label(t, label, sizeof(label)), sockaddr_ntop(rx->from), m->assigned_ccid,
+		    m->result.result, m->result.error, FORGOTTEN_RETRIES);
+}
+
+/*
  * A message for an existing tunnel that reached the listener: only from
  * that tunnel's peer address and port.  The one exception is the first
  * answer to our SCCRQ, which may come from another port (4.1.2.2).
  */
-static void listener_to_tunnel(const struct l2tp_rx *rx, uint32_t ccid)
+static void listener_to_tunnel(const struct l2tp_rx *rx, const struct l2tp_msg *hdr)
 {
-	struct tunnel *t = tunnel_find(ccid);
+	struct tunnel *t = tunnel_find(hdr->ccid);
 	bool first_answer;
 	uint32_t id;
 
 	if (t == NULL) {
 		count_drop(NULL, L2TP_DROP_UNKNOWN_CCID, rx->from);
+		answer_unknown_ccid(rx, hdr);
 		return;
 	}
 	first_answer = l2tp_cc_state(t->cc) == L2TP_CC_WAIT_CTL_REPLY &&
@@ -1776,7 +1846,7 @@ void tunnel_input_listener(const struct l2tp_rx *rx)
 		return;
 	}
 	if (m->ccid != 0) {
-		listener_to_tunnel(rx, m->ccid);
+		listener_to_tunnel(rx, m);
 		return;
 	}
 	peer_setup(rx->from, rx->encap, &pp, &prof);
@@ -1784,6 +1854,11 @@ void tunnel_input_listener(const struct l2tp_rx *rx)
 	secret.p = (const uint8_t *)sec;
 	secret.len = strlen(sec);
 	why = l2tp_msg_decode(m, rx->buf, rx->len, false, secret.len ? &secret : NULL);
+	if (why == L2TP_DROP_NONE && m->type == L2TP_MSG_STOPCCN &&
+	    l2tp_msg_has(m, L2TP_AVP_ASSIGNED_CCID)) {
+		tunnel_forgotten(rx, m);
+		return;
+	}
 	/* a ZLB (no Message Type) too: the LAC acknowledging our refusal */
 	if ((m->type_ok || why == L2TP_DROP_NONE) && m->type != L2TP_MSG_SCCRQ)
 		why = L2TP_DROP_ZERO_CCID;

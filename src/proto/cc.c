@@ -1855,6 +1855,26 @@ int l2tp_cc_encode_refusal_signed(const struct l2tp_msg *sccrq, const uint8_t *s
 	return len;
 }
 
+int l2tp_cc_encode_unknown_ccid(const struct l2tp_msg *hdr, uint8_t *buf, size_t cap)
+{
+	struct l2tp_msg m;
+
+	if (hdr->ccid == 0)
+		return -1;
+	cc_msg_init(&m, L2TP_MSG_STOPCCN);
+	m.ver = 3;
+	m.ccid = 0;		/* the peer's CCID for it is what we forgot */
+	m.ns = 0;
+	m.nr = (uint16_t)(hdr->ns + 1);
+	m.result.result = L2TP_STOPCCN_GENERAL_ERROR;
+	m.result.error = L2TP_ERR_NO_CONTROL_CONNECTION;
+	m.result.has_error = true;
+	l2tp_msg_set(&m, L2TP_AVP_RESULT_CODE);
+	m.assigned_ccid = hdr->ccid;	/* 5.4.1: for the peer's reverse lookup */
+	l2tp_msg_set(&m, L2TP_AVP_ASSIGNED_CCID);
+	return l2tp_msg_encode(&m, buf, cap, false, 0, NULL);
+}
+
 bool l2tp_cc_has_deadline(const struct l2tp_cc *cc)
 {
 	switch (cc->state) {

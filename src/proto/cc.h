@@ -299,6 +299,18 @@ int l2tp_cc_encode_refusal_signed(const struct l2tp_msg *sccrq, const uint8_t *s
 				  bool *is_signed);
 
 /*
+ * Encodes the StopCCN that answers a control message (header decoded into
+ * hdr) for a Control Connection ID we do not know, such as a restarted
+ * LCCE's forgotten ones: header CCID 0 (the peer's CCID for it is what was
+ * forgotten), Ns 0, Nr one past the message's Ns, Result Code 2 with error
+ * 1 ("no control connection exists"), no text, and as Assigned Control
+ * Connection ID the unknown one, so that the peer finds its connection by
+ * a reverse lookup (5.4.1, Assigned Control Connection ID AVP).  Unsigned:
+ * the connection's nonces are gone.  40 octets.  Returns the length or -1.
+ */
+int l2tp_cc_encode_unknown_ccid(const struct l2tp_msg *hdr, uint8_t *buf, size_t cap);
+
+/*
  * True when cc is bound to end by itself: established (HELLO and
  * retransmission limits end it), or any other state with a timer armed
  * (setup deadline, retransmission, StopCCN hold).  Daemon invariant.

@@ -965,6 +965,33 @@ START_TEST(test_refusal_signed)
 }
 END_TEST
 
+/* The answer to a message for a CCID we do not know: it names that CCID, 40 octets. */
+START_TEST(test_unknown_ccid_answer)
+{
+	struct l2tp_msg hdr, r;
+	uint8_t out[128];
+	int len;
+
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.ccid = 0x12345678;
+	hdr.ns = 9;
+	len = l2tp_cc_encode_unknown_ccid(&hdr, out, sizeof(out));
+	ck_assert_int_eq(len, 40);	/* larger than a bare HELLO (20): that is not answered */
+	ck_assert_int_eq(l2tp_msg_decode(&r, out, (size_t)len, false, NULL), L2TP_DROP_NONE);
+	ck_assert_uint_eq(r.type, L2TP_MSG_STOPCCN);
+	ck_assert_uint_eq(r.ccid, 0);
+	ck_assert_uint_eq(r.ns, 0);
+	ck_assert_uint_eq(r.nr, 10);
+	ck_assert(l2tp_msg_has(&r, L2TP_AVP_ASSIGNED_CCID));
+	ck_assert_uint_eq(r.assigned_ccid, 0x12345678);
+	ck_assert_uint_eq(r.result.result, L2TP_STOPCCN_GENERAL_ERROR);
+	ck_assert_uint_eq(r.result.error, L2TP_ERR_NO_CONTROL_CONNECTION);
+	ck_assert_int_eq(r.n_digests, 0);
+	hdr.ccid = 0;
+	ck_assert_int_eq(l2tp_cc_encode_unknown_ccid(&hdr, out, sizeof(out)), -1);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* data plane */
 
@@ -1329,6 +1356,7 @@ static Suite *cc_suite(void)
 	tcase_add_loop_test(tc, test_auth, 0, sizeof(auths) / sizeof(auths[0]));
 	tcase_add_loop_test(tc, test_auth_one_sided, 0, 2);
 	tcase_add_test(tc, test_integrity_digest);
+	tcase_add_test(tc, test_unknown_ccid_answer);
 	tcase_add_loop_test(tc, test_refusal_signed, 0,
 			    (int)(sizeof(refusal_keys) / sizeof(refusal_keys[0])));
 	suite_add_tcase(s, tc);
