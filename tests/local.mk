@@ -40,7 +40,11 @@ INTEGRATION_TESTS = \
 	tests/integration/restart-busy.sh \
 	tests/integration/send-window.sh \
 	tests/integration/malformed-log.sh \
-	tests/integration/retrying.sh
+	tests/integration/retrying.sh \
+	tests/integration/dup-reid.sh \
+	tests/integration/peer-limits.sh \
+	tests/integration/refusal-auth.sh \
+	tests/integration/forgotten-ccid.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += tests/integration/lib.sh $(INTEGRATION_TESTS) scripts/lib.sh scripts/demo \
 	tests/integration/promcheck.py tests/integration/peer.py tests/integration/peer-lib.sh
