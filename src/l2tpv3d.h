@@ -264,6 +264,11 @@ int peer_init(void);
 struct peer *peer_find(const struct sockaddr *addr);	/* NULL when unknown; takes no reference */
 struct peer *peer_get(const struct sockaddr *addr);	/* find or create, and take a reference */
 void peer_put(struct peer *p);				/* drop it; frees at the last one */
+/* What a peers entry (by name) holds now: its connections, its sessions. */
+enum entry_count { ENTRY_TUNNELS, ENTRY_SESSIONS, ENTRY__COUNT };
+unsigned entry_count(const char *entry, enum entry_count k);
+bool entry_count_add(const char *entry, enum entry_count k);	/* false: out of memory */
+void entry_count_del(const char *entry, enum entry_count k);
 
 /* tunnel.c */
 int tunnel_init(void);

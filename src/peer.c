@@ -25,8 +25,72 @@ static bool peer_eq(const struct usl_hnode *n, const void *key)
 	return sockaddr_eq_addr((const struct sockaddr *)&p->addr, key);
 }
 
+/*
+ * What each peers entry holds now (its max_tunnels, max_sessions): counts
+ * found by the entry's name in O(1), kept by name so that they outlive a
+ * reload that changes the entry, and freed when all are zero.
+ */
+struct entry_load {
+	struct usl_hnode hnode;
+	unsigned n[ENTRY__COUNT];
+	char name[];
+};
+
+static struct usl_hash entry_loads;
+
+static bool entry_load_eq(const struct usl_hnode *n, const void *key)
+{
+	return strcmp(usl_hash_entry(n, struct entry_load, hnode)->name, key) == 0;
+}
+
+static struct entry_load *entry_load_find(const char *name)
+{
+	struct usl_hnode *n = usl_hash_lookup(&entry_loads, name,
+					      usl_hash_bytes(name, strlen(name), 0));
+
+	return n ? usl_hash_entry(n, struct entry_load, hnode) : NULL;
+}
+
+unsigned entry_count(const char *entry, enum entry_count k)
+{
+	const struct entry_load *e = entry_load_find(entry);
+
+	return e ? e->n[k] : 0;
+}
+
+bool entry_count_add(const char *entry, enum entry_count k)
+{
+	struct entry_load *e = entry_load_find(entry);
+	size_t len = strlen(entry);
+
+	if (e == NULL) {
+		e = calloc(1, sizeof(*e) + len + 1);
+		if (e == NULL)
+			return false;
+		memcpy(e->name, entry, len + 1);
+		usl_hash_insert(&entry_loads, &e->hnode, usl_hash_bytes(e->name, len, 0));
+	}
+	e->n[k]++;
+	return true;
+}
+
+void entry_count_del(const char *entry, enum entry_count k)
+{
+	struct entry_load *e = entry ? entry_load_find(entry) : NULL;
+
+	if (e == NULL || e->n[k] == 0 || --e->n[k] > 0)
+		return;
+	for (int i = 0; i < ENTRY__COUNT; i++)
+		if (e->n[i] > 0)
+			return;
+	usl_hash_remove(&entry_loads, &e->hnode);
+	free(e);
+}
+
 int peer_init(void)
 {
+	if (usl_hash_init(&entry_loads, 16, entry_load_eq) < 0)
+		return -1;
 	return usl_hash_init(&l2tpd.peers, 256, peer_eq);
 }
 

@@ -123,58 +123,6 @@ static void reid_release(const struct session *s)
 	free(u);
 }
 
-/*
- * Sessions per peers entry (its max_sessions), all its tunnels together: a
- * count found by the entry's name in O(1), kept by name across reloads
- * and freed at zero.  A session counts while it exists.
- */
-struct entry_sessions {
-	struct usl_hnode hnode;
-	unsigned n;
-	char name[];
-};
-
-static struct usl_hash entry_sessions;
-
-static bool entry_sessions_eq(const struct usl_hnode *n, const void *key)
-{
-	return strcmp(usl_hash_entry(n, struct entry_sessions, hnode)->name, key) == 0;
-}
-
-static struct entry_sessions *entry_sessions_find(const char *name)
-{
-	struct usl_hnode *n = usl_hash_lookup(&entry_sessions, name,
-					      usl_hash_bytes(name, strlen(name), 0));
-
-	return n ? usl_hash_entry(n, struct entry_sessions, hnode) : NULL;
-}
-
-static bool entry_sessions_get(const char *name)
-{
-	struct entry_sessions *e = entry_sessions_find(name);
-	size_t len = strlen(name);
-
-	if (e == NULL) {
-		e = calloc(1, sizeof(*e) + len + 1);
-		if (e == NULL)
-			return false;
-		memcpy(e->name, name, len + 1);
-		usl_hash_insert(&entry_sessions, &e->hnode, usl_hash_bytes(e->name, len, 0));
-	}
-	e->n++;
-	return true;
-}
-
-static void entry_sessions_put(const char *name)
-{
-	struct entry_sessions *e = entry_sessions_find(name);
-
-	if (e == NULL || --e->n > 0)
-		return;
-	usl_hash_remove(&entry_sessions, &e->hnode);
-	free(e);
-}
-
 static bool session_id_eq(const struct usl_hnode *n, const void *key)
 {
 	return usl_hash_entry(n, struct session, by_id)->id == *(const uint32_t *)key;
@@ -189,8 +137,7 @@ int session_init(void)
 {
 	if (usl_hash_init(&l2tpd.sessions, 1024, session_id_eq) < 0 ||
 	    usl_hash_init(&l2tpd.sessions_by_name, 64, session_name_eq) < 0 ||
-	    usl_hash_init(&reid_index, 64, reid_eq) < 0 ||
-	    usl_hash_init(&entry_sessions, 16, entry_sessions_eq) < 0)
+	    usl_hash_init(&reid_index, 64, reid_eq) < 0)
 		return -1;
 	return 0;
 }
@@ -230,7 +177,7 @@ static struct session *session_new(struct tunnel *t, uint32_t id, const struct s
 	if (s == NULL)
 		return NULL;
 	s->prof = session_profile_get(prof);
-	if (s->prof == NULL || (t->peer_entry != NULL && !entry_sessions_get(t->peer_entry))) {
+	if (s->prof == NULL || (t->peer_entry != NULL && !entry_count_add(t->peer_entry, ENTRY_SESSIONS))) {
 		session_profile_put(s->prof);
 		free(s);
 		return NULL;
@@ -267,7 +214,7 @@ static void session_unindex_free(struct session *s)
 	s->tunnel->n_sessions--;
 	l2tpd.n_sessions--;
 	if (s->tunnel->peer_entry != NULL)
-		entry_sessions_put(s->tunnel->peer_entry);
+		entry_count_del(s->tunnel->peer_entry, ENTRY_SESSIONS);
 	session_profile_put(s->prof);
 	free(s->name);
 	free(s->dp_error);
@@ -294,7 +241,6 @@ static enum ctl_status session_check_limits(const struct tunnel *t, char *err, s
 						   : l2tpd.conf->max_sessions_per_tunnel;
 	const struct peer_profile *pp = t->peer_entry ? config_peer_by_name(l2tpd.conf,
 									   t->peer_entry) : NULL;
-	const struct entry_sessions *e;
 
 	if (l2tpd.n_sessions >= l2tpd.conf->max_sessions) {
 		snprintf(err, errlen, "max_sessions (%u) reached", l2tpd.conf->max_sessions);
@@ -304,8 +250,8 @@ static enum ctl_status session_check_limits(const struct tunnel *t, char *err, s
 		snprintf(err, errlen, "tunnel %u has its maximum of %u sessions", t->id, per_tunnel);
 		return CTL_E_LIMIT;
 	}
-	if (pp != NULL && pp->max_sessions && (e = entry_sessions_find(t->peer_entry)) != NULL &&
-	    e->n >= pp->max_sessions) {
+	if (pp != NULL && pp->max_sessions &&
+	    entry_count(t->peer_entry, ENTRY_SESSIONS) >= pp->max_sessions) {
 		snprintf(err, errlen, "%s%s: max_sessions %u reached",
 			 pp == &l2tpd.conf->peer_default ? "peer_default" : "peers entry ",
 			 pp == &l2tpd.conf->peer_default ? "" : pp->name, pp->max_sessions);

@@ -59,70 +59,11 @@ static int tunnel_order_cmp(const struct usl_rb_node *a, const struct usl_rb_nod
 }
 
 /*
- * Connections per peers entry (its max_tunnels): a count on the entry's
- * runtime state, found by the entry's name in O(1) and kept by name so
- * that it outlives a reload that changes the entry; freed at zero.  A
- * connection counts from its SCCRQ's acceptance (half-open ones too) until
- * it stops: one holding for a StopCCN's retransmissions is no connection
- * any more, and a LAC that reconnects at once must not find its own dead
- * ones in the way.
+ * A connection counts against its peers entry (max_tunnels) from its
+ * SCCRQ's acceptance (half-open ones too) until it stops: one holding for a
+ * StopCCN's retransmissions is no connection any more, and a LAC that
+ * reconnects at once must not find its own dead ones in the way.
  */
-struct entry_load {
-	struct usl_hnode hnode;
-	unsigned n_tunnels;
-	char name[];
-};
-
-static struct usl_hash entry_loads;
-
-static bool entry_load_eq(const struct usl_hnode *n, const void *key)
-{
-	return strcmp(usl_hash_entry(n, struct entry_load, hnode)->name, key) == 0;
-}
-
-static struct entry_load *entry_load_find(const char *name)
-{
-	struct usl_hnode *n = usl_hash_lookup(&entry_loads, name,
-					      usl_hash_bytes(name, strlen(name), 0));
-
-	return n ? usl_hash_entry(n, struct entry_load, hnode) : NULL;
-}
-
-static unsigned entry_tunnels(const char *name)
-{
-	const struct entry_load *e = entry_load_find(name);
-
-	return e ? e->n_tunnels : 0;
-}
-
-/* t (accepted for its peers entry) counts against the entry; false when out of memory. */
-static bool entry_load_get(const struct tunnel *t)
-{
-	struct entry_load *e = entry_load_find(t->peer_entry);
-	size_t len = strlen(t->peer_entry);
-
-	if (e == NULL) {
-		e = calloc(1, sizeof(*e) + len + 1);
-		if (e == NULL)
-			return false;
-		memcpy(e->name, t->peer_entry, len + 1);
-		usl_hash_insert(&entry_loads, &e->hnode, usl_hash_bytes(e->name, len, 0));
-	}
-	e->n_tunnels++;
-	return true;
-}
-
-/* t stops counting: call once, when it stops (or is freed before it did). */
-static void entry_load_put(const struct tunnel *t)
-{
-	struct entry_load *e = t->peer_entry ? entry_load_find(t->peer_entry) : NULL;
-
-	if (e == NULL || --e->n_tunnels > 0)
-		return;
-	usl_hash_remove(&entry_loads, &e->hnode);
-	free(e);
-}
-
 static void tunnel_count_changed(void);
 static void trim_expired(struct usl_timer *tm);
 static struct usl_timer trim_timer;
@@ -136,8 +77,7 @@ int tunnel_init(void)
 {
 	if (usl_hash_init(&l2tpd.tunnels, 1024, tunnel_id_eq) < 0 ||
 	    usl_hash_init(&l2tpd.tunnels_by_peer, 1024, tunnel_peer_eq) < 0 ||
-	    usl_hash_init(&l2tpd.tunnels_by_name, 64, tunnel_name_eq) < 0 ||
-	    usl_hash_init(&entry_loads, 16, entry_load_eq) < 0)
+	    usl_hash_init(&l2tpd.tunnels_by_name, 64, tunnel_name_eq) < 0)
 		return -1;
 	usl_rb_init(&l2tpd.tunnel_order);
 	usl_list_init(&l2tpd.half_open_in);
@@ -588,7 +528,7 @@ static void tunnel_on_event(struct l2tp_cc *cc, enum l2tp_cc_state from, enum l2
 	if (to == L2TP_CC_STOPPING || to == L2TP_CC_CLOSED) {
 		if (from != L2TP_CC_STOPPING) {
 			tunnel_log_down(t, why);
-			entry_load_put(t);
+			entry_count_del(t->peer_entry, ENTRY_TUNNELS);
 		}
 		tunnel_announce_down(t, why);
 	}
@@ -924,7 +864,7 @@ static void tunnel_destroy(struct tunnel *t)
 static void tunnel_free(struct tunnel *t)
 {
 	if (l2tp_cc_state(t->cc) < L2TP_CC_STOPPING)
-		entry_load_put(t);	/* it never stopped: its entry still counts it */
+		entry_count_del(t->peer_entry, ENTRY_TUNNELS);	/* it never stopped: its entry still counts it */
 	tunnel_reply_waiters(t, CTL_E_SHUTTING_DOWN, "daemon stopped", NULL);
 	l2tp_cc_free(t->cc);
 	tunnel_unindex(t);
@@ -1270,7 +1210,7 @@ static bool entry_limit_reached(const struct peer_profile *pp, struct l2tp_resul
 	bool unlisted = pp == &c->peer_default;
 	static char text[CFG_NAME_MAX + 96];
 
-	if (pp->max_tunnels && entry_tunnels(pp->name) >= pp->max_tunnels)
+	if (pp->max_tunnels && entry_count(pp->name, ENTRY_TUNNELS) >= pp->max_tunnels)
 		snprintf(text, sizeof(text), "%s%s: max_tunnels %u reached",
 			 unlisted ? "peer_default" : "peers entry ", unlisted ? "" : pp->name,
 			 pp->max_tunnels);
@@ -1704,7 +1644,7 @@ static void tunnel_accept(const struct l2tp_rx *rx, const struct l2tp_msg *m,
 	if (pp->session_profile[0])
 		t->session_profile = strdup(pp->session_profile);
 	t->peer_entry = strdup(pp->name);
-	if (t->peer_entry == NULL || !entry_load_get(t)) {
+	if (t->peer_entry == NULL || !entry_count_add(t->peer_entry, ENTRY_TUNNELS)) {
 		free(t->peer_entry);
 		t->peer_entry = NULL;	/* counted nowhere: it never starts */
 		refusal(&r, L2TP_STOPCCN_GENERAL_ERROR, L2TP_ERR_NO_RESOURCES, "out of memory");
