@@ -140,3 +140,34 @@ unsigned idalloc_ranges(const struct idalloc *a)
 		count++;
 	return count;
 }
+
+/*
+ * The range holding id is cut around it: shrunk at either end, dropped when
+ * it held id alone, or split in two (the one allocation this may need).
+ */
+bool idalloc_take(struct idalloc *a, uint32_t id)
+{
+	struct idrange *r, *next;
+	uint32_t end;
+
+	if (!a->ready || id == 0 || id > a->max)
+		return false;
+	next = node_range(usl_rb_find_gt(&a->free, &id, range_key_cmp));
+	r = node_range(next ? usl_rb_prev(&next->node) : usl_rb_last(&a->free));
+	if (r == NULL || r->end < id)
+		return false;	/* taken already */
+	if (r->start == id && r->end == id) {
+		range_del(a, r);
+	} else if (r->start == id) {
+		r->start++;	/* still after its predecessor: order kept */
+	} else if (r->end == id) {
+		r->end--;
+	} else {
+		end = r->end;
+		if (range_add(a, id + 1, end) < 0)
+			return false;
+		r->end = id - 1;
+	}
+	a->used++;
+	return true;
+}

@@ -28,6 +28,8 @@ void idalloc_destroy(struct idalloc *a);
 uint32_t idalloc_get(struct idalloc *a);
 /* Returns id to the pool; ids not taken are ignored. */
 void idalloc_put(struct idalloc *a, uint32_t id);
+/* Takes that id (a restart's handed-over one); false when taken already or out of range. */
+bool idalloc_take(struct idalloc *a, uint32_t id);
 /* Number of free ranges (tests, fragmentation). */
 unsigned idalloc_ranges(const struct idalloc *a);
 

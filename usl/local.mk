@@ -6,6 +6,7 @@ usl_libusl_a_SOURCES += \
 	usl/hash.c usl/hash.h \
 	usl/list.h \
 	usl/log.c usl/log.h \
+	usl/pack.c usl/pack.h \
 	usl/loop.c usl/loop.h \
 	usl/rbtree.c usl/rbtree.h \
 	usl/suggest.c usl/suggest.h \

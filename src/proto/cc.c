@@ -1977,3 +1977,273 @@ const struct l2tp_result *l2tp_cc_close_reason(const struct l2tp_cc *cc)
 {
 	return cc->state >= L2TP_CC_STOPPING && cc->reason.set ? &cc->reason.r : NULL;
 }
+
+/* ------------------------------------------------------------------ */
+/* restart handover */
+
+bool l2tp_cc_can_save(const struct l2tp_cc *cc)
+{
+	return cc->state == L2TP_CC_ESTABLISHED && cc->dp == L2TP_DP_UP && !cc->freed &&
+	       !cc->rd.dead;
+}
+
+static void cc_save_cfg(const struct l2tp_cc_cfg *c, struct usl_pack *w)
+{
+	usl_pack_str(w, c->host_name);
+	usl_pack_u32(w, c->router_id);
+	usl_pack_str(w, c->vendor_name);
+	usl_pack_u8(w, (uint8_t)c->encap);
+	usl_pack_u16(w, c->rx_window);
+	usl_pack_u16(w, c->tx_window_max);
+	usl_pack_u64(w, (uint64_t)c->rtx_initial.ns);
+	usl_pack_u64(w, (uint64_t)c->rtx_cap.ns);
+	usl_pack_u32(w, c->max_retries);
+	usl_pack_u32(w, c->sccrq_max_retries);
+	usl_pack_u32(w, c->sccrp_max_retries);
+	usl_pack_u64(w, (uint64_t)c->ack_delay.ns);
+	usl_pack_u8(w, c->explicit_ack);
+	usl_pack_u64(w, (uint64_t)c->hello_interval.ns);
+	usl_pack_u32(w, c->hello_jitter_pct);
+	usl_pack_u64(w, (uint64_t)c->stop_hold.ns);
+	usl_pack_u8(w, c->n_pw_caps);
+	for (unsigned i = 0; i < c->n_pw_caps; i++)
+		usl_pack_u16(w, c->pw_caps[i]);
+	usl_pack_u8(w, c->auth_enabled);
+	usl_pack_blob(w, c->secret, c->secret_len);
+	usl_pack_u8(w, (uint8_t)c->digest_type);
+	usl_pack_u8(w, c->send_tie_breaker);
+	usl_pack_u64(w, c->tie_breaker);
+	usl_pack_u64(w, (uint64_t)c->sess_setup_timeout.ns);
+	usl_pack_u64(w, (uint64_t)c->setup_timeout.ns);
+	usl_pack_u8(w, c->hide_avps);
+}
+
+static usl_time unpack_time(struct usl_unpack *r)
+{
+	return usl_time_ns((int64_t)usl_unpack_u64(r));
+}
+
+/* Fills c from r; its strings point into strs (freed by the caller), the secret into r. */
+static void cc_restore_cfg(struct l2tp_cc_cfg *c, char *strs[2], struct usl_unpack *r)
+{
+	size_t secret_len;
+
+	l2tp_cc_cfg_init(c);
+	strs[0] = usl_unpack_str(r, L2TP_NAME_MAX, NULL);
+	c->host_name = strs[0];
+	c->router_id = usl_unpack_u32(r);
+	strs[1] = usl_unpack_str(r, L2TP_NAME_MAX, NULL);
+	c->vendor_name = strs[1];
+	c->encap = (enum l2tp_encap)usl_unpack_u8(r);
+	c->rx_window = usl_unpack_u16(r);
+	c->tx_window_max = usl_unpack_u16(r);
+	c->rtx_initial = unpack_time(r);
+	c->rtx_cap = unpack_time(r);
+	c->max_retries = usl_unpack_u32(r);
+	c->sccrq_max_retries = usl_unpack_u32(r);
+	c->sccrp_max_retries = usl_unpack_u32(r);
+	c->ack_delay = unpack_time(r);
+	c->explicit_ack = usl_unpack_bool(r);
+	c->hello_interval = unpack_time(r);
+	c->hello_jitter_pct = usl_unpack_u32(r);
+	c->stop_hold = unpack_time(r);
+	c->n_pw_caps = usl_unpack_u8(r);
+	if (c->n_pw_caps > L2TP_MAX_PW_CAPS) {
+		r->bad = true;
+		return;
+	}
+	for (unsigned i = 0; i < c->n_pw_caps; i++)
+		c->pw_caps[i] = usl_unpack_u16(r);
+	c->auth_enabled = usl_unpack_bool(r);
+	c->secret = usl_unpack_blob(r, &secret_len);
+	c->secret_len = secret_len;
+	c->digest_type = (enum l2tp_digest_type)usl_unpack_u8(r);
+	c->send_tie_breaker = usl_unpack_bool(r);
+	c->tie_breaker = usl_unpack_u64(r);
+	c->sess_setup_timeout = unpack_time(r);
+	c->setup_timeout = unpack_time(r);
+	c->hide_avps = usl_unpack_bool(r);
+	if (c->host_name == NULL)
+		r->bad = true;
+}
+
+static void cc_save_counters(const struct l2tp_cc *cc, struct usl_pack *w)
+{
+	for (unsigned i = 0; i <= L2TP_MSG_TYPE_MAX; i++) {
+		usl_pack_u32(w, cc->st.rx_msgs[i]);
+		usl_pack_u32(w, cc->st.tx_msgs[i]);
+	}
+	usl_pack_u8(w, cc->st.drops != NULL);
+	for (unsigned i = 0; cc->st.drops != NULL && i < L2TP_DROP__COUNT; i++)
+		usl_pack_u32(w, cc->st.drops[i]);
+	usl_pack_u32(w, cc->st.retransmits);
+	usl_pack_u32(w, cc->st.rx_duplicates);
+	usl_pack_u32(w, cc->st.rx_held);
+	usl_pack_u32(w, cc->st.wen_received);
+	usl_pack_u32(w, cc->st.rx_no_serial);
+}
+
+static void cc_restore_counters(struct l2tp_cc *cc, struct usl_unpack *r)
+{
+	for (unsigned i = 0; i <= L2TP_MSG_TYPE_MAX; i++) {
+		cc->st.rx_msgs[i] = usl_unpack_u32(r);
+		cc->st.tx_msgs[i] = usl_unpack_u32(r);
+	}
+	if (usl_unpack_bool(r)) {
+		cc->st.drops = calloc(L2TP_DROP__COUNT, sizeof(*cc->st.drops));
+		if (cc->st.drops == NULL)
+			r->bad = true;
+		for (unsigned i = 0; cc->st.drops != NULL && i < L2TP_DROP__COUNT; i++)
+			cc->st.drops[i] = usl_unpack_u32(r);
+	}
+	cc->st.retransmits = usl_unpack_u32(r);
+	cc->st.rx_duplicates = usl_unpack_u32(r);
+	cc->st.rx_held = usl_unpack_u32(r);
+	cc->st.wen_received = usl_unpack_u32(r);
+	cc->st.rx_no_serial = usl_unpack_u32(r);
+}
+
+static void cc_save_auth(const struct l2tp_auth *a, struct usl_pack *w)
+{
+	usl_pack_u8(w, a != NULL);
+	if (a == NULL)
+		return;
+	usl_pack_blob(w, a->local_nonce, a->local_nonce_len);
+	usl_pack_blob(w, a->peer_nonce, a->peer_nonce_len);
+}
+
+static void cc_restore_auth(struct l2tp_auth *a, struct usl_unpack *r)
+{
+	const uint8_t *p, *q;
+	size_t n, m;
+
+	if (usl_unpack_bool(r) != (a != NULL)) {
+		r->bad = true;
+		return;
+	}
+	if (a == NULL)
+		return;
+	p = usl_unpack_blob(r, &n);
+	q = usl_unpack_blob(r, &m);
+	if (r->bad || n > sizeof(a->local_nonce) || m > sizeof(a->peer_nonce)) {
+		r->bad = true;
+		return;
+	}
+	memcpy(a->local_nonce, p, n);
+	a->local_nonce_len = (uint8_t)n;
+	memcpy(a->peer_nonce, q, m);
+	a->peer_nonce_len = (uint8_t)m;
+}
+
+int l2tp_cc_save(struct l2tp_cc *cc, struct usl_pack *w)
+{
+	usl_time now = usl_timerset_now(cc->timers);
+	struct usl_list *pos;
+	uint32_t n = 0;
+
+	if (!l2tp_cc_can_save(cc)) {
+		errno = EBUSY;
+		return -1;
+	}
+	cc_save_cfg(&cc->cfg, w);
+	usl_pack_u32(w, cc->local_ccid);
+	usl_pack_u32(w, cc->peer_ccid);
+	usl_pack_u8(w, cc->initiator);
+	usl_pack_str(w, cc->peer_host_name);
+	usl_pack_str(w, cc->peer_vendor_name);
+	usl_pack_u32(w, cc->peer_router_id);
+	usl_pack_u8(w, cc->n_peer_pw_caps);
+	for (unsigned i = 0; i < cc->n_peer_pw_caps; i++)
+		usl_pack_u16(w, cc->peer_pw_caps[i]);
+	usl_pack_u16(w, cc->peer_rx_window);
+	usl_pack_u64(w, cc->tie_breaker);
+	usl_pack_u8(w, cc->sent_tie_breaker);
+	usl_pack_u8(w, cc->sent_sccrx);
+	usl_pack_u64(w, (uint64_t)usl_time_sub(now, cc->last_rx).ns);
+	usl_pack_u32(w, cc->next_serial);
+	cc_save_auth(cc->auth, w);
+	cc_save_counters(cc, w);
+	l2tp_rd_save(&cc->rd, w);
+	usl_list_foreach(pos, &cc->sessions)
+		n += l2tp_sess_can_save(usl_list_entry(pos, struct l2tp_sess, link));
+	usl_pack_u32(w, n);
+	usl_list_foreach(pos, &cc->sessions) {
+		struct l2tp_sess *s = usl_list_entry(pos, struct l2tp_sess, link);
+
+		if (l2tp_sess_can_save(s))
+			l2tp_sess_save(s, w);
+	}
+	return w->failed ? -1 : 0;
+}
+
+/* The connection's own fields after its configuration; false when malformed. */
+static bool cc_restore_fields(struct l2tp_cc *cc, struct usl_unpack *r)
+{
+	usl_time age;
+
+	cc->peer_ccid = usl_unpack_u32(r);
+	cc->initiator = usl_unpack_bool(r);
+	cc->peer_host_name = usl_unpack_str(r, L2TP_NAME_MAX, NULL);
+	cc->peer_vendor_name = usl_unpack_str(r, L2TP_NAME_MAX, NULL);
+	cc->peer_router_id = usl_unpack_u32(r);
+	cc->n_peer_pw_caps = usl_unpack_u8(r);
+	if (cc->n_peer_pw_caps > L2TP_MAX_PW_CAPS)
+		return false;
+	for (unsigned i = 0; i < cc->n_peer_pw_caps; i++)
+		cc->peer_pw_caps[i] = usl_unpack_u16(r);
+	cc->peer_rx_window = usl_unpack_u16(r);
+	cc->tie_breaker = usl_unpack_u64(r);
+	cc->sent_tie_breaker = usl_unpack_bool(r);
+	cc->sent_sccrx = usl_unpack_bool(r);
+	age = unpack_time(r);
+	cc->next_serial = usl_unpack_u32(r);
+	if (r->bad || cc->peer_ccid == 0 || age.ns < 0)
+		return false;
+	/* the restart's own time counts as silence: a HELLO follows sooner, not later */
+	cc->last_rx = usl_time_sub(usl_timerset_now(cc->timers), age);
+	cc_restore_auth(cc->auth, r);
+	cc_restore_counters(cc, r);
+	return !r->bad && l2tp_rd_restore(&cc->rd, r) == 0;
+}
+
+struct l2tp_cc *l2tp_cc_restore(struct usl_unpack *r, const struct l2tp_cc_ops *ops,
+				struct usl_timerset *timers, void *user)
+{
+	struct l2tp_cc_cfg cfg;
+	char *strs[2] = { NULL, NULL };
+	struct l2tp_cc *cc = NULL;
+	uint32_t local_ccid, n;
+
+	cc_restore_cfg(&cfg, strs, r);
+	local_ccid = usl_unpack_u32(r);
+	if (!r->bad)
+		cc = l2tp_cc_new(&cfg, ops, timers, local_ccid, user);
+	free(strs[0]);
+	free(strs[1]);
+	if (cc == NULL) {
+		r->bad = true;
+		return NULL;
+	}
+	if (!cc_restore_fields(cc, r))
+		goto bad;
+	cc->state = L2TP_CC_ESTABLISHED;
+	cc->dp = L2TP_DP_UP;
+	n = usl_unpack_u32(r);
+	for (uint32_t i = 0; i < n && !r->bad; i++)
+		if (l2tp_sess_restore(cc, r) == NULL)
+			goto bad;
+	if (r->bad)
+		goto bad;
+	cc_hello_arm(cc);
+	return cc;
+bad:
+	r->bad = true;
+	cc_destroy(cc);	/* no callback: nothing of it reached the daemon or the kernel */
+	errno = EINVAL;
+	return NULL;
+}
+
+void l2tp_cc_discard_restored(struct l2tp_cc *cc)
+{
+	cc_destroy(cc);
+}

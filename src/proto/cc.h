@@ -422,4 +422,35 @@ int l2tp_cc_probe(struct l2tp_cc *cc, unsigned retries, usl_time *answer_by);
  */
 void l2tp_cc_probe_cut(struct l2tp_cc *cc, unsigned retries);
 
+/*
+ * Restart handover (the daemon's next process continues the connection).
+ * Only an established connection with its data plane tunnel up is saved,
+ * with its sessions that are established with theirs up (l2tp_cc_can_save,
+ * l2tp_sess_can_save); the daemon clears the others first.  l2tp_cc_save()
+ * sends an acknowledgement that is owed before it writes.  -1 with errno
+ * (EBUSY: not savable; ENOMEM).
+ *
+ * l2tp_cc_restore() makes the connection again from what was saved:
+ * established, data plane up (the kernel kept its objects), sessions in
+ * place (find them with l2tp_cc_find_session() and set their user), the
+ * reliable layer's messages in flight sent again after one timeout, the
+ * HELLO timer counting from the last message heard.  No callback is made.
+ * NULL with errno EINVAL when the input is malformed (r->bad set) or the
+ * configuration it holds is refused; nothing is left behind.
+ */
+struct usl_pack;
+struct usl_unpack;
+bool l2tp_cc_can_save(const struct l2tp_cc *cc);
+int l2tp_cc_save(struct l2tp_cc *cc, struct usl_pack *w);
+struct l2tp_cc *l2tp_cc_restore(struct usl_unpack *r, const struct l2tp_cc_ops *ops,
+				struct usl_timerset *timers, void *user);
+bool l2tp_sess_can_save(const struct l2tp_sess *s);
+/*
+ * A restored connection the daemon could not take after all: freed with no
+ * callback, no message and no data plane delete (what it stood for stays).
+ */
+void l2tp_cc_discard_restored(struct l2tp_cc *cc);
+/* Clears, with a CDN, every session of cc that has no user (none was set on it). */
+void l2tp_cc_close_unowned_sessions(struct l2tp_cc *cc, uint16_t result, const char *msg);
+
 #endif

@@ -161,5 +161,8 @@ void l2tp_sess_cc_down(struct l2tp_cc *cc, const struct l2tp_reason *why);
 /* l2tp_cc_free(): dp deletes and sess_freed now, memory later. */
 void l2tp_sess_cc_forget(struct l2tp_cc *cc);
 void l2tp_sess_reap(struct l2tp_cc *cc);
+/* Restart handover (cc.h): one session's state, and a session made again from it. */
+void l2tp_sess_save(const struct l2tp_sess *s, struct usl_pack *w);
+struct l2tp_sess *l2tp_sess_restore(struct l2tp_cc *cc, struct usl_unpack *r);
 
 #endif

@@ -619,3 +619,102 @@ void l2tp_rd_quiesce(struct l2tp_rd *rd)
 	rd->snd_una = rd->snd_nxt;
 	usl_timer_cancel(&rd->rtx_timer);
 }
+
+/* ---- restart handover ---------------------------------------------------- */
+
+static void rd_save_list(const struct usl_list *h, uint16_t n, struct usl_pack *w)
+{
+	const struct usl_list *pos;
+
+	usl_pack_u16(w, n);
+	usl_list_foreach(pos, h) {
+		const struct l2tp_rd_buf *b = usl_list_entry(pos, const struct l2tp_rd_buf, link);
+
+		usl_pack_u16(w, b->ns);
+		usl_pack_u16(w, b->type);
+		usl_pack_u16(w, b->max_retries);
+		usl_pack_u16(w, b->retries);
+		usl_pack_blob(w, b->buf, b->len);
+	}
+}
+
+void l2tp_rd_save(struct l2tp_rd *rd, struct usl_pack *w)
+{
+	/* what we owe the peer goes now: the next process may be a while */
+	if (rd->ack_pending)
+		rd_send_ack(rd);
+	usl_pack_u16(w, rd->snd_una);
+	usl_pack_u16(w, rd->snd_nxt);
+	usl_pack_u16(w, rd->rcv_nxt);
+	usl_pack_u16(w, rd->peer_rwin);
+	usl_pack_u16(w, rd->cwnd);
+	usl_pack_u16(w, rd->ssthresh);
+	usl_pack_u16(w, rd->cwnd_acks);
+	usl_pack_u8(w, rd->dead);
+	usl_pack_u32(w, rd->n_retransmits);
+	usl_pack_u32(w, rd->n_duplicates);
+	usl_pack_u32(w, rd->n_held_total);
+	usl_pack_u32(w, rd->n_acks_sent);
+	/* held (out of order) messages are not kept: unacknowledged, the peer sends them again */
+	rd_save_list(&rd->inflight, rd->n_inflight, w);
+	rd_save_list(&rd->pending, rd->n_pending, w);
+}
+
+static int rd_restore_list(struct usl_list *h, uint16_t *n, struct usl_unpack *r)
+{
+	uint16_t count = usl_unpack_u16(r);
+
+	for (unsigned i = 0; i < count && !r->bad; i++) {
+		uint16_t ns = usl_unpack_u16(r), type = usl_unpack_u16(r);
+		uint16_t max_retries = usl_unpack_u16(r), retries = usl_unpack_u16(r);
+		size_t len;
+		const uint8_t *p = usl_unpack_blob(r, &len);
+		struct l2tp_rd_buf *b;
+
+		if (r->bad || len < L2TP_CTRL_HDR_LEN || len > L2TP_MAX_MSG)
+			return -1;
+		b = malloc(sizeof(*b) + len);
+		if (b == NULL)
+			return -1;
+		memcpy(b->buf, p, len);
+		b->len = (uint16_t)len;
+		b->ns = ns;
+		b->type = type;
+		b->max_retries = max_retries;
+		b->retries = retries;
+		usl_list_add_tail(h, &b->link);
+		(*n)++;
+	}
+	return r->bad ? -1 : 0;
+}
+
+int l2tp_rd_restore(struct l2tp_rd *rd, struct usl_unpack *r)
+{
+	rd->snd_una = usl_unpack_u16(r);
+	rd->snd_nxt = usl_unpack_u16(r);
+	rd->rcv_nxt = usl_unpack_u16(r);
+	rd->peer_rwin = usl_unpack_u16(r);
+	rd->cwnd = usl_unpack_u16(r);
+	rd->ssthresh = usl_unpack_u16(r);
+	rd->cwnd_acks = usl_unpack_u16(r);
+	rd->dead = usl_unpack_bool(r);
+	rd->n_retransmits = usl_unpack_u32(r);
+	rd->n_duplicates = usl_unpack_u32(r);
+	rd->n_held_total = usl_unpack_u32(r);
+	rd->n_acks_sent = usl_unpack_u32(r);
+	if (r->bad || rd->peer_rwin == 0 || rd->cwnd == 0)
+		return -1;
+	if (rd_restore_list(&rd->inflight, &rd->n_inflight, r) < 0 ||
+	    rd_restore_list(&rd->pending, &rd->n_pending, r) < 0)
+		return -1;
+	/* the in-flight ones must be exactly snd_una..snd_nxt-1, in order */
+	if (rd->n_inflight != (uint16_t)(rd->snd_nxt - rd->snd_una))
+		return -1;
+	/* what was in flight goes again after a fresh timeout, as after a loss */
+	if (rd->n_inflight > 0) {
+		rd->rto = rd->cfg.rtx_initial;
+		usl_timer_arm(rd->timers, &rd->rtx_timer, rd->rto);
+	}
+	rd_push(rd);
+	return 0;
+}

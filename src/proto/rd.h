@@ -25,6 +25,7 @@
 #include "usl/list.h"
 #include "usl/time.h"
 #include "usl/timer.h"
+#include "usl/pack.h"
 
 struct l2tp_rd;
 
@@ -194,5 +195,16 @@ static inline int l2tp_seq_diff(uint16_t a, uint16_t b)
 {
 	return (int16_t)(uint16_t)(a - b);
 }
+
+/*
+ * Restart handover.  l2tp_rd_save() first sends an acknowledgement that is
+ * owed, then writes the sequence state and every message in flight or
+ * waiting; held out-of-order messages are left out (the peer sends them
+ * again).  l2tp_rd_restore() reads that into an rd fresh from l2tp_rd_init()
+ * and sends what was in flight again after one initial timeout.  -1: the
+ * input is malformed (what was read is freed by l2tp_rd_destroy()).
+ */
+void l2tp_rd_save(struct l2tp_rd *rd, struct usl_pack *w);
+int l2tp_rd_restore(struct l2tp_rd *rd, struct usl_unpack *r);
 
 #endif

@@ -1213,3 +1213,114 @@ const struct l2tp_result *l2tp_sess_close_reason(const struct l2tp_sess *s)
 {
 	return s->state == L2TP_SESS_CLOSED && s->reason.set ? &s->reason.r : NULL;
 }
+
+/* ---- restart handover ---------------------------------------------------- */
+
+bool l2tp_sess_can_save(const struct l2tp_sess *s)
+{
+	return s->state == L2TP_SESS_ESTABLISHED && s->dp == L2TP_DP_UP;
+}
+
+void l2tp_sess_save(const struct l2tp_sess *s, struct usl_pack *w)
+{
+	usl_pack_u32(w, s->local_sid);
+	usl_pack_u32(w, s->peer_sid);
+	usl_pack_u32(w, s->serial);
+	usl_pack_u8(w, s->initiator);
+	usl_pack_u8(w, s->got_reply);
+	usl_pack_u16(w, s->cfg.pw_type);
+	usl_pack_u16(w, s->cfg.l2ss);
+	usl_pack_u16(w, s->cfg.data_seq);
+	usl_pack_u16(w, s->cfg.circuit_status);
+	usl_pack_u8(w, s->cfg.outgoing);
+	usl_pack_blob(w, s->end_id, s->cfg.remote_end_id_len);
+	usl_pack_blob(w, s->cookie, s->cookie_len);
+	usl_pack_blob(w, s->peer_cookie, s->peer_cookie_len);
+	usl_pack_u16(w, s->peer_l2ss);
+	usl_pack_u16(w, s->peer_data_seq);
+	usl_pack_u16(w, s->peer_circuit_status);
+	usl_pack_u8(w, s->peer_active);
+	usl_pack_u64(w, s->tie_breaker);
+	usl_pack_u8(w, s->sent_tie_breaker);
+	usl_pack_u64(w, s->wen_count);
+}
+
+static bool cookie_copy(uint8_t *dst, uint8_t *dst_len, const uint8_t *p, size_t n)
+{
+	if (n != 0 && n != 4 && n != 8)
+		return false;
+	if (n > 0)
+		memcpy(dst, p, n);
+	*dst_len = (uint8_t)n;
+	return true;
+}
+
+struct l2tp_sess *l2tp_sess_restore(struct l2tp_cc *cc, struct usl_unpack *r)
+{
+	struct l2tp_sess_cfg cfg;
+	const uint8_t *end, *cookie, *peer_cookie;
+	size_t end_len, cookie_len, peer_cookie_len;
+	uint32_t peer_sid, serial;
+	bool initiator, got_reply;
+	struct l2tp_sess *s;
+
+	l2tp_sess_cfg_init(&cfg);
+	cfg.local_sid = usl_unpack_u32(r);
+	peer_sid = usl_unpack_u32(r);
+	serial = usl_unpack_u32(r);
+	initiator = usl_unpack_bool(r);
+	got_reply = usl_unpack_bool(r);
+	cfg.pw_type = usl_unpack_u16(r);
+	cfg.l2ss = usl_unpack_u16(r);
+	cfg.data_seq = usl_unpack_u16(r);
+	cfg.circuit_status = usl_unpack_u16(r);
+	cfg.outgoing = usl_unpack_bool(r);
+	end = usl_unpack_blob(r, &end_len);
+	cookie = usl_unpack_blob(r, &cookie_len);
+	peer_cookie = usl_unpack_blob(r, &peer_cookie_len);
+	if (r->bad || cfg.local_sid == 0 || peer_sid == 0 || end_len > UINT16_MAX ||
+	    sess_find_peer_sid(cc, peer_sid) != NULL) {
+		r->bad = true;
+		return NULL;
+	}
+	cfg.remote_end_id = end;
+	cfg.remote_end_id_len = (uint16_t)end_len;
+	cfg.cookie_len = 0;	/* ours is restored below, not drawn */
+	s = sess_new(cc, &cfg, initiator, NULL);
+	if (s == NULL) {
+		r->bad = true;
+		return NULL;
+	}
+	s->serial = serial;
+	s->got_reply = got_reply;
+	sess_set_peer_sid(s, peer_sid);
+	if (!cookie_copy(s->cookie, &s->cookie_len, cookie, cookie_len) ||
+	    !cookie_copy(s->peer_cookie, &s->peer_cookie_len, peer_cookie, peer_cookie_len))
+		r->bad = true;
+	s->cfg.cookie_len = s->cookie_len;
+	s->peer_l2ss = usl_unpack_u16(r);
+	s->peer_data_seq = usl_unpack_u16(r);
+	s->peer_circuit_status = usl_unpack_u16(r);
+	s->peer_active = usl_unpack_bool(r);
+	s->tie_breaker = usl_unpack_u64(r);
+	s->sent_tie_breaker = usl_unpack_bool(r);
+	s->wen_count = usl_unpack_u64(r);
+	/* established with its data plane session in place: the kernel kept it */
+	s->state = L2TP_SESS_ESTABLISHED;
+	s->dp = L2TP_DP_UP;
+	return r->bad ? NULL : s;
+}
+
+void l2tp_cc_close_unowned_sessions(struct l2tp_cc *cc, uint16_t result, const char *msg)
+{
+	struct usl_list *pos, *tmp;
+
+	l2tp_cc_hold(cc);
+	usl_list_foreach_safe(pos, tmp, &cc->sessions) {
+		struct l2tp_sess *s = usl_list_entry(pos, struct l2tp_sess, link);
+
+		if (s->user == NULL && s->state != L2TP_SESS_CLOSED)
+			l2tp_sess_close(s, result, 0, msg);
+	}
+	l2tp_cc_release(cc);
+}
