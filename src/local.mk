@@ -22,6 +22,7 @@ src_l2tpv3d_LDADD = $(PROTO_LIBS) $(JSONC_LIBS) $(LIBCONFIG_LIBS) $(LIBMNL_LIBS)
 	$(ZLIB_LIBS)
 
 EXTRA_DIST += doc/ctl-protocol.md
+include src/systemd.mk
 
 if WITH_SNMP
 include src/snmp.mk
