@@ -795,6 +795,7 @@ static void h_show_daemon(struct ctl_conn *c, int64_t id, json_object *args)
 	json_add_str(o, "dataplane", l2tpd.dp->name);
 	json_add_str(o, "hostname", l2tpd.hostname);
 	json_add_str(o, "router_id", router_id_str(l2tpd.router_id));
+	json_object_object_add(o, "start", handover_json());
 	json_add_str(o, "config", l2tpd.conf_path ? l2tpd.conf_path : "");
 	json_add_int(o, "tunnels", l2tpd.n_tunnels);
 	json_add_int(o, "tunnels_established", l2tpd.n_tunnels_up);
@@ -933,6 +934,25 @@ static void h_reload(struct ctl_conn *c, int64_t id, json_object *args)
 	conn_reply(c, id, CTL_OK, NULL, summary);
 }
 
+/*
+ * Hands everything to a new process of our binary (handover.c).  The answer
+ * goes before the exec: the CLI then waits for the new process to answer
+ * `show daemon` with one restart more.
+ */
+static void h_restart(struct ctl_conn *c, int64_t id, json_object *args)
+{
+	json_object *o;
+	char err[256];
+
+	(void)args;
+	o = handover_json();
+	if (handover_begin(HANDOVER_EXEC, err, sizeof(err)) < 0) {
+		json_object_put(o);
+		return conn_reply(c, id, CTL_E_SHUTTING_DOWN, err, NULL);
+	}
+	conn_reply(c, id, CTL_OK, NULL, o);
+}
+
 _Static_assert(EV__COUNT <= 32, "monitor_events holds a bit per event kind");
 
 /*
@@ -1016,6 +1036,7 @@ static const struct {
 	{ "stats reset", h_stats_reset },
 	{ "metrics", h_metrics },
 	{ "reload", h_reload },
+	{ "restart", h_restart },
 	{ "monitor", h_monitor },
 };
 

@@ -20,6 +20,8 @@
 
 struct tunnel;
 struct session;
+struct usl_pack;
+struct usl_unpack;
 
 struct dp_session_stats {
 	uint64_t tx_packets, tx_bytes, tx_errors;
@@ -72,6 +74,24 @@ struct dp_ops {
 	 * engine's default (Ethernet, Ethernet VLAN).
 	 */
 	unsigned (*pw_types)(uint16_t *types, unsigned max);
+
+	/*
+	 * Restart handover (src/handover.c).  The old process saves what the
+	 * data plane knows of each tunnel and session it hands over (after
+	 * the daemon's own record of it); the next process, whose init()
+	 * kept every kernel tunnel handover_keeps_tunnel() names instead of
+	 * deleting it as a previous run's, adopts them: the objects are in
+	 * the kernel already, nothing is created and no *_dp_done() follows.
+	 * adopt returns 0, or -1 when the record is malformed or the object
+	 * is not there (the daemon then drops that tunnel).  idle() is true
+	 * when no request is on its way to the kernel (the old process execs
+	 * or exits only then).  All NULL: nothing to save, adopt or wait for.
+	 */
+	void (*tunnel_save)(const struct tunnel *t, struct usl_pack *w);
+	int (*tunnel_adopt)(struct tunnel *t, struct usl_unpack *r);
+	void (*session_save)(const struct session *s, struct usl_pack *w);
+	int (*session_adopt)(struct session *s, struct usl_unpack *r);
+	bool (*idle)(void);
 };
 
 extern const struct dp_ops dp_null_ops;

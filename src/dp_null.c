@@ -7,6 +7,7 @@
  * can assert what the kernel data plane would have been asked for.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +106,15 @@ static json_object *null_describe(const struct tunnel *t, const struct session *
 	return o;
 }
 
+/* A handed-over session keeps its name: new ones are numbered after it. */
+static int null_session_adopt(struct session *s, struct usl_unpack *r)
+{
+	(void)r;
+	if (s->dp_handle > null_ifindex && s->dp_handle <= UINT32_MAX)
+		null_ifindex = (unsigned)s->dp_handle;
+	return 0;
+}
+
 const struct dp_ops dp_null_ops = {
 	.name = "null",
 	.init = null_init,
@@ -115,4 +125,5 @@ const struct dp_ops dp_null_ops = {
 	.session_delete = null_session_delete,
 	.session_stats = null_session_stats,
 	.describe = null_describe,
+	.session_adopt = null_session_adopt,
 };

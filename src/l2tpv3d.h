@@ -257,7 +257,7 @@ static inline const char *name_str(const char *name) { return name ? name : ""; 
 void json_add_int(json_object *o, const char *k, int64_t v);
 
 /* sdnotify.c */
-void sd_notifyf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void svc_notifyf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* peer.c */
 int peer_init(void);
@@ -298,6 +298,20 @@ void tunnel_dp_lost(struct tunnel *t, const char *why);
 bool tunnel_reclaim_held_socket(void);
 void tunnel_probe_due(struct usl_timer *tm);
 json_object *tunnel_json(const struct tunnel *t, bool detail);
+/* Restart handover: up, with nothing half-done (its sessions may be). */
+bool tunnel_can_handover(const struct tunnel *t);
+/* Its record (the daemon's, the engine's, the data plane's, its sessions'). */
+struct usl_pack;
+struct usl_unpack;
+void tunnel_save(struct tunnel *t, struct usl_pack *w);
+/*
+ * Makes a handed-over tunnel again from its record, fd its socket (-1:
+ * none); *n_sessions counts the sessions it got back.  NULL with a reason
+ * when it cannot be (nothing of it is left, unless the data plane lost it:
+ * then it is cleared with a StopCCN).
+ */
+struct tunnel *tunnel_restore(struct usl_unpack *r, int fd, unsigned *n_sessions, char *err,
+			      size_t errlen);
 /* The peer as list, show and monitor print it: "a:p", "[v6]:p", or over IP the bare address. */
 void tunnel_peer_str(const struct tunnel *t, char *buf, size_t len);
 /* How the log names a tunnel: "st1 (3735928559)", or its ID alone. */
@@ -324,6 +338,11 @@ void session_delete(struct session *s, uint16_t result, const char *msg);
 void session_dp_done(struct session *s, int err);
 void session_dp_lost(struct session *s, const char *why);
 json_object *session_json(const struct session *s, bool detail);
+/* Restart handover: established in the data plane and not a PPP one (pppd is our child). */
+bool session_can_handover(const struct session *s);
+void session_save(const struct session *s, struct usl_pack *w);
+/* NULL when the record is malformed (r->bad) or the data plane lost it (then cleared, CDN). */
+struct session *session_restore(struct tunnel *t, struct usl_unpack *r);
 uint32_t session_alloc_id(void);
 /* engine callbacks that concern sessions (wired in tunnel.c's ops table) */
 int session_on_accept(struct l2tp_cc *cc, struct l2tp_sess *ls, const struct l2tp_msg *req,
@@ -342,6 +361,10 @@ int transport_replace(const struct l2tpd_config *c, char *err, size_t errlen);
 /* Opens the tunnel's own socket (bound locally, not yet connected). */
 int transport_tunnel_open(struct tunnel *t, char *err, size_t errlen);
 void transport_tunnel_close(struct tunnel *t);
+/* A handed-over tunnel's socket (-1: a raw IP tunnel, none) taken back into the loop. */
+int transport_tunnel_adopt(struct tunnel *t, int fd, char *err, size_t errlen);
+/* Stops (false) or resumes reading the listeners: a restart leaves what arrives to the next process. */
+void transport_listeners_read(bool on);
 /* UDP receive-buffer drops in this network namespace (all sockets). */
 uint64_t transport_udp_rcvbuf_errors(void);
 int transport_tunnel_connect(struct tunnel *t, const struct sockaddr *peer);
@@ -382,6 +405,35 @@ pid_t pppd_start(const struct session *s, const char *ifname,
 		 char *err, size_t errlen);
 /* Stops watching pid and sends it SIGTERM. */
 void pppd_stop(pid_t pid);
+
+/* handover.c: restart and upgrade without dropping a pseudowire (doc/restart.md) */
+enum handover_how {
+	HANDOVER_EXEC,		/* l2tpv3ctl restart: exec our own binary, descriptors inherited */
+	HANDOVER_FDSTORE,	/* systemctl restart: systemd's file descriptor store */
+};
+/*
+ * At start, before the data plane: takes the state and descriptors a
+ * previous process handed over, if any, and checks them whole (format,
+ * version, checksum).  Nothing to adopt when they are absent or refused
+ * (the reason is logged once and shown by `show daemon`).
+ */
+void handover_load(void);
+/* True for a kernel tunnel the handed-over state holds (the start's cleanup keeps it). */
+bool handover_keeps_tunnel(uint32_t id);
+/* After the modules: makes the handed-over tunnels and sessions again. */
+void handover_adopt(void);
+/*
+ * Starts a restart: new work is refused, work under way settles (a few
+ * seconds at most), what cannot be carried is cleared, then the state is
+ * saved and the process execs or exits.  -1 with a reason when one is
+ * under way already or the state cannot be saved.
+ */
+int handover_begin(enum handover_how how, char *err, size_t errlen);
+bool handover_in_progress(void);
+/* main's argv: what the exec of a restart runs again. */
+void handover_set_argv(char **argv);
+/* How this process started, for `show daemon` and the metrics. */
+json_object *handover_json(void);
 
 /* reload.c */
 /* Switches to newc (taking ownership) and applies the difference to live objects. */

@@ -22,6 +22,7 @@
 
 #include "dp.h"
 #include "l2tpv3d.h"
+#include "sdnotify.h"
 #include "usl/log.h"
 
 #define DEFAULT_CONFIG		SYSCONFDIR "/l2tpv3d/l2tpv3d.conf"
@@ -210,6 +211,35 @@ static void shutdown_deadline(struct usl_timer *t)
 	usl_loop_exit(l2tpd.loop);
 }
 
+/*
+ * SIGTERM from systemd restarting the unit (systemctl restart, a package
+ * upgrade): the tunnels go to the next process through the file descriptor
+ * store instead of being closed.  A stop, or no systemd: false.
+ */
+static bool restart_requested(void)
+{
+	char why[256] = "", err[256];
+	int rc;
+
+	if (handover_in_progress())
+		return true;
+	rc = sd_restart_pending(why, sizeof(why));
+	if (rc == 0)
+		return false;
+	if (rc < 0) {
+		if (getenv("NOTIFY_SOCKET") != NULL)
+			log_info("SIGTERM: cannot tell a restart from a stop (%s): stopping", why);
+		return false;
+	}
+	if (handover_begin(HANDOVER_FDSTORE, err, sizeof(err)) < 0) {
+		log_warnx("SIGTERM for a restart: %s; stopping instead", err);
+		return false;
+	}
+	log_info("SIGTERM: systemd restarts the service: handing %u tunnels over",
+		 l2tpd.n_tunnels);
+	return true;
+}
+
 static void begin_shutdown(int signo, void *arg)
 {
 	(void)arg;
@@ -218,9 +248,11 @@ static void begin_shutdown(int signo, void *arg)
 		usl_loop_exit(l2tpd.loop);
 		return;
 	}
+	if (signo == SIGTERM && restart_requested())
+		return;
 	log_info("signal %d: closing %u tunnels", signo, l2tpd.n_tunnels);
 	l2tpd.shutting_down = true;
-	sd_notifyf("STOPPING=1");
+	svc_notifyf("STOPPING=1");
 	tunnel_shutdown_all();
 	usl_timer_init(&shutdown_timer, shutdown_deadline);
 	usl_timer_arm(l2tpd.timers, &shutdown_timer, usl_time_s(SHUTDOWN_DEADLINE_S));
@@ -234,14 +266,14 @@ static int l2tpd_reload_apply(json_object **summary, char *err, size_t errlen)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	sd_notifyf("RELOADING=1\nMONOTONIC_USEC=%lld",
+	svc_notifyf("RELOADING=1\nMONOTONIC_USEC=%lld",
 		   (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000);
 	if (opt.config == NULL) {
 		c = config_defaults();
 	} else if (path_trusted("configuration", opt.config, err, errlen) < 0 ||
 		   (c = config_load(opt.config, err, errlen)) == NULL) {
 		log_warnx("reload: %s; keeping the running configuration", err);
-		sd_notifyf("READY=1");
+		svc_notifyf("READY=1");
 		return -1;
 	}
 	apply_overrides(c);
@@ -251,11 +283,11 @@ static int l2tpd_reload_apply(json_object **summary, char *err, size_t errlen)
 		json_object_put(*summary);
 		*summary = NULL;
 		config_free(c);
-		sd_notifyf("READY=1");
+		svc_notifyf("READY=1");
 		return -1;
 	}
 	log_set_level(opt.debug ? LOG_LVL_DEBUG : parse_level(l2tpd.conf->log_level));
-	sd_notifyf("READY=1");
+	svc_notifyf("READY=1");
 	return 0;
 }
 
@@ -395,7 +427,9 @@ int main(int argc, char **argv)
 		log_set_level(parse_level(c->log_level));
 	l2tpd.conf = c;
 	l2tpd.conf_path = opt.config;
-	if (!opt.foreground) {
+	handover_set_argv(argv);
+	/* a handed-over process is the same daemon: it daemonised already */
+	if (!opt.foreground && getenv("L2TPV3D_HANDOVER") == NULL) {
 		daemonize();
 		log_init("l2tpv3d", opt.debug ? LOG_LVL_DEBUG : parse_level(c->log_level), false);
 	}
@@ -410,14 +444,16 @@ int main(int argc, char **argv)
 	usl_timer_arm(l2tpd.timers, &log_flush_timer, usl_time_s(LOG_FLUSH_S));
 	identity_init(c);
 	crypto_init();
+	handover_load();
 	dataplane_init(c);
 	modules_init(c);
 	snmpagent_init(c);
+	handover_adopt();
 	static_tunnels_start();
 	log_info("started: version %s, event loop %s, data plane %s, router id %s, control %s",
 		 PACKAGE_VERSION, usl_loop_backend(l2tpd.loop), l2tpd.dp->name,
 		 router_id_str(l2tpd.router_id), c->ctl_socket);
-	sd_notifyf("READY=1\nSTATUS=event loop %s, data plane %s", usl_loop_backend(l2tpd.loop),
+	svc_notifyf("READY=1\nSTATUS=event loop %s, data plane %s", usl_loop_backend(l2tpd.loop),
 		   l2tpd.dp->name);
 	if (usl_loop_run(l2tpd.loop) < 0)
 		log_warnx("event loop failed");

@@ -370,8 +370,22 @@ json_object *static_retries_json(bool sessions)
 void static_tunnels_start(void)
 {
 	event_subscribe(static_on_event, NULL);
-	for (unsigned i = 0; i < l2tpd.conf->n_tunnels; i++)
-		static_tunnel_start(l2tpd.conf, &l2tpd.conf->tunnels[i]);
+	for (unsigned i = 0; i < l2tpd.conf->n_tunnels; i++) {
+		const struct static_tunnel *st = &l2tpd.conf->tunnels[i];
+		struct tunnel *t = tunnel_find_name(st->name);
+
+		if (t == NULL) {
+			static_tunnel_start(l2tpd.conf, st);
+			continue;
+		}
+		/* handed over by a restart: only what it lacks is started */
+		for (unsigned j = 0; j < st->n_sessions; j++) {
+			struct session *s = session_find_name(st->sessions[j].name);
+
+			if (s == NULL || s->tunnel != t || s->sess == NULL)
+				static_session_start(t, l2tpd.conf, &st->sessions[j], NULL);
+		}
+	}
 }
 
 /* Sessions of a kept static tunnel: keep, restart, delete, or start. */

@@ -27,7 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 #ifdef HAVE_LIBSYSTEMD
-/* Not <systemd/sd-daemon.h>: its sd_notifyf() is not ours (l2tpv3d.h). */
+/* Not <systemd/sd-daemon.h>: its svc_notifyf() is not ours (l2tpv3d.h). */
 #include <systemd/sd-bus.h>
 #endif
 
@@ -81,7 +81,7 @@ static bool notify_address(struct sockaddr_un *sun, socklen_t *len)
 	return true;
 }
 
-void sd_notifyf(const char *fmt, ...)
+void svc_notifyf(const char *fmt, ...)
 {
 	struct sockaddr_un sun;
 	char msg[256];

@@ -1,6 +1,6 @@
 /*
  * src/sdnotify.h - what the daemon asks of the service manager beyond
- * readiness (sd_notifyf(), in l2tpv3d.h): keeping descriptors across a
+ * readiness (svc_notifyf(), in l2tpv3d.h): keeping descriptors across a
  * restart in systemd's file descriptor store, taking them back in the next
  * process, and telling a restart from a stop.
  *

@@ -19,6 +19,7 @@
 #include "l2tpv3d.h"
 #include "usl/escape.h"
 #include "usl/log.h"
+#include "usl/pack.h"
 
 /*
  * Remote End IDs the peers' sessions use, per peers entry: one customer's
@@ -242,6 +243,10 @@ static enum ctl_status session_check_limits(const struct tunnel *t, char *err, s
 	const struct peer_profile *pp = t->peer_entry ? config_peer_by_name(l2tpd.conf,
 									   t->peer_entry) : NULL;
 
+	if (handover_in_progress()) {
+		snprintf(err, errlen, "daemon is restarting");
+		return CTL_E_SHUTTING_DOWN;
+	}
 	if (l2tpd.n_sessions >= l2tpd.conf->max_sessions) {
 		snprintf(err, errlen, "max_sessions (%u) reached", l2tpd.conf->max_sessions);
 		return CTL_E_LIMIT;
@@ -734,4 +739,125 @@ json_object *session_json(const struct session *s, bool detail)
 			json_object_object_add(o, "dataplane", dp);
 	}
 	return o;
+}
+
+/* ---- restart handover (handover.c) -------------------------------------- */
+
+bool session_can_handover(const struct session *s)
+{
+	/* pppd is a child of this process: a PPP pseudowire does not outlive it */
+	return s->up && !s->deleted && s->sess != NULL && l2tp_sess_can_save(s->sess) &&
+	       s->prof->pw_type != L2TP_PW_PPP;
+}
+
+void session_save(const struct session *s, struct usl_pack *w)
+{
+	size_t off;
+
+	usl_pack_u32(w, s->id);
+	usl_pack_str(w, s->name);
+	usl_pack_u8(w, (uint8_t)s->origin);
+	usl_pack_str(w, s->prof->name);
+	usl_pack_str(w, s->ifname);
+	usl_pack_u64(w, (uint64_t)s->created.ns);
+	usl_pack_u64(w, (uint64_t)s->established.ns);
+	usl_pack_u64(w, s->dp_handle);
+	off = usl_pack_reserve(w, 4);
+	if (l2tpd.dp->session_save != NULL)
+		l2tpd.dp->session_save(s, w);
+	usl_pack_patch_u32(w, off, (uint32_t)(w->len - off - 4));
+}
+
+/*
+ * The profile a handed-over session runs with: a peer's session gets what
+ * its Remote End ID selects now, as on arrival; ours the one of that name.
+ */
+static bool session_restore_profile(const struct tunnel *t, struct l2tp_sess *ls,
+				    enum origin origin, const char *name,
+				    struct session_profile *out)
+{
+	const struct session_profile *p = config_session_profile(l2tpd.conf, name);
+	const uint8_t *reid;
+	uint16_t len = 0;
+	char why[256];
+
+	if (origin == ORIGIN_PEER) {
+		reid = l2tp_sess_remote_end_id(ls, &len);
+		if (session_accept_profile(t, reid, len, out, why, sizeof(why)) == 0)
+			return true;
+	}
+	if (p == NULL)
+		p = config_session_profile(l2tpd.conf, "default");
+	if (p == NULL)
+		return false;
+	*out = *p;
+	return true;
+}
+
+/* The record's fields into s (no index yet); false when malformed. */
+static bool session_restore_fields(struct session *s, struct usl_unpack *r, uint32_t *id,
+				   char **name, char *prof, size_t plen)
+{
+	uint8_t origin;
+
+	*id = usl_unpack_u32(r);
+	*name = usl_unpack_str(r, CFG_NAME_MAX, NULL);
+	origin = usl_unpack_u8(r);
+	usl_unpack_str_to(r, prof, plen);
+	usl_unpack_str_to(r, s->ifname, sizeof(s->ifname));
+	s->created = usl_time_ns((int64_t)usl_unpack_u64(r));
+	s->established = usl_time_ns((int64_t)usl_unpack_u64(r));
+	s->dp_handle = usl_unpack_u64(r);
+	s->origin = (enum origin)origin;
+	return !r->bad && *id != 0 && origin <= ORIGIN_PEER;
+}
+
+struct session *session_restore(struct tunnel *t, struct usl_unpack *r)
+{
+	struct session tmp = { 0 }, *s;
+	struct session_profile prof;
+	struct l2tp_sess *ls;
+	struct usl_unpack dp;
+	char pname[CFG_NAME_MAX], label[CFG_NAME_MAX + 16];
+	const uint8_t *dpp, *reid;
+	size_t dplen;
+	uint16_t len = 0;
+	char *name = NULL;
+	uint32_t id;
+
+	if (!session_restore_fields(&tmp, r, &id, &name, pname, sizeof(pname)) ||
+	    (dpp = usl_unpack_blob(r, &dplen)) == NULL || (ls = l2tp_cc_find_session(t->cc, id)) == NULL ||
+	    session_find(id) != NULL || (name != NULL && session_find_name(name) != NULL) ||
+	    !session_restore_profile(t, ls, tmp.origin, pname, &prof) ||
+	    (s = session_new(t, id, &prof, name, tmp.origin)) == NULL) {
+		log_warnx("tunnel %u: restart: a session record is malformed or taken; not adopted",
+			  t->id);
+		r->bad = true;
+		free(name);
+		return NULL;
+	}
+	free(name);
+	memcpy(s->ifname, tmp.ifname, sizeof(s->ifname));
+	s->created = tmp.created;
+	s->established = tmp.established;
+	s->dp_handle = tmp.dp_handle;
+	s->sess = ls;
+	l2tp_sess_set_user(ls, s);
+	reid = l2tp_sess_remote_end_id(ls, &len);
+	if (s->origin == ORIGIN_PEER && len > 0) {
+		struct reid_key k = reid_key_of(t, reid, len);
+
+		if (reid_find(&k) == NULL)
+			reid_claim(s, &k);
+	}
+	s->up = true;
+	l2tpd.n_sessions_up++;
+	usl_unpack_init(&dp, dpp, dplen);
+	if (l2tpd.dp->session_adopt != NULL && l2tpd.dp->session_adopt(s, &dp) < 0) {
+		log_warnx("session %s: restart: the data plane does not have it: clearing it",
+			  session_label(s, label, sizeof(label)));
+		l2tp_sess_close(ls, L2TP_CDN_GENERAL_ERROR, L2TP_ERR_VENDOR, "lost in a restart");
+		return NULL;
+	}
+	return s;
 }

@@ -1016,3 +1016,39 @@ int transport_listener_reply(const struct l2tp_rx *rx, const uint8_t *buf, size_
 	l2tpd.stats.tx_datagrams++;
 	return 0;
 }
+
+/* ---- restart handover ---------------------------------------------------- */
+
+int transport_tunnel_adopt(struct tunnel *t, int fd, char *err, size_t errlen)
+{
+	if (fd < 0) {
+		if (t->encap == L2TP_ENCAP_IP && ip_raw)
+			return raw_tunnel_open(t, err, errlen);
+		snprintf(err, errlen, "no socket handed over");
+		return -1;
+	}
+	if (set_nonblock_cloexec(fd) < 0) {
+		snprintf(err, errlen, "socket: %s", strerror(errno));
+		return -1;
+	}
+	t->fd = fd;
+	t->local_len = sizeof(t->local);
+	getsockname(fd, (struct sockaddr *)&t->local, &t->local_len);
+	t->ev = usl_fd_add(l2tpd.loop, fd, USL_READ, tunnel_sock_read, t);
+	if (t->ev == NULL) {
+		snprintf(err, errlen, "event registration failed");
+		t->fd = -1;
+		return -1;
+	}
+	if (t->encap == L2TP_ENCAP_UDP && t->connected)
+		path_index(t);
+	return 0;
+}
+
+void transport_listeners_read(bool on)
+{
+	/* raw L2TP/IP listeners carry established tunnels' messages too: they keep reading */
+	for (unsigned i = 0; i < n_listeners; i++)
+		if (!listeners[i].raw && listeners[i].ev != NULL)
+			usl_fd_set_events(listeners[i].ev, on ? USL_READ : 0);
+}

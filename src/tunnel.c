@@ -21,6 +21,7 @@
 #include "usl/buf.h"
 #include "usl/escape.h"
 #include "usl/log.h"
+#include "usl/pack.h"
 
 struct peer_ccid_key {
 	const struct sockaddr *addr;
@@ -709,6 +710,10 @@ static enum ctl_status tunnel_check_limits(char *err, size_t errlen)
 {
 	if (l2tpd.shutting_down) {
 		snprintf(err, errlen, "daemon is shutting down");
+		return CTL_E_SHUTTING_DOWN;
+	}
+	if (handover_in_progress()) {
+		snprintf(err, errlen, "daemon is restarting");
 		return CTL_E_SHUTTING_DOWN;
 	}
 	if (l2tpd.n_tunnels >= l2tpd.conf->max_tunnels) {
@@ -1930,4 +1935,235 @@ json_object *tunnel_json(const struct tunnel *t, bool detail)
 			json_object_object_add(o, "dataplane", dp);
 	}
 	return o;
+}
+
+/* ---- restart handover (handover.c) -------------------------------------- */
+
+bool tunnel_can_handover(const struct tunnel *t)
+{
+	return t->up && !t->closing && t->reopen == NULL && l2tp_cc_can_save(t->cc);
+}
+
+static void pack_saddr(struct usl_pack *w, const union saddr *sa)
+{
+	usl_pack_bytes(w, sa, sizeof(*sa));
+}
+
+static void unpack_saddr(struct usl_unpack *r, union saddr *sa)
+{
+	usl_unpack_bytes(r, sa, sizeof(*sa));
+	if (sa->sa.sa_family != AF_UNSPEC && sa->sa.sa_family != AF_INET &&
+	    sa->sa.sa_family != AF_INET6)
+		r->bad = true;
+}
+
+/* A data plane record, length first, so that a reader skips it whole. */
+static size_t dp_record_begin(struct usl_pack *w)
+{
+	return usl_pack_reserve(w, 4);
+}
+
+static void dp_record_end(struct usl_pack *w, size_t off)
+{
+	usl_pack_patch_u32(w, off, (uint32_t)(w->len - off - 4));
+}
+
+void tunnel_save(struct tunnel *t, struct usl_pack *w)
+{
+	struct usl_list *pos;
+	uint32_t n = 0;
+	size_t off;
+
+	usl_pack_u32(w, t->id);
+	usl_pack_str(w, t->name);
+	usl_pack_str(w, t->session_profile);
+	usl_pack_str(w, t->peer_entry);
+	usl_pack_str(w, t->prof->name);
+	usl_pack_u8(w, (uint8_t)t->origin);
+	usl_pack_u8(w, (uint8_t)t->encap);
+	pack_saddr(w, &t->local);
+	pack_saddr(w, &t->remote);
+	pack_saddr(w, &t->dest_cfg);
+	pack_saddr(w, &t->local_cfg);
+	usl_pack_u8(w, t->connected);
+	usl_pack_u8(w, t->shared_port);
+	usl_pack_u64(w, (uint64_t)t->created.ns);
+	usl_pack_u64(w, (uint64_t)t->established.ns);
+	usl_pack_u32(w, t->config_id);
+	if (l2tp_cc_save(t->cc, w) < 0)
+		w->failed = true;
+	off = dp_record_begin(w);
+	if (l2tpd.dp->tunnel_save != NULL)
+		l2tpd.dp->tunnel_save(t, w);
+	dp_record_end(w, off);
+	usl_list_foreach(pos, &t->sessions)
+		n += session_can_handover(usl_container_of(pos, struct session, tunnel_link));
+	usl_pack_u32(w, n);
+	usl_list_foreach(pos, &t->sessions) {
+		struct session *s = usl_container_of(pos, struct session, tunnel_link);
+
+		if (session_can_handover(s))
+			session_save(s, w);
+	}
+}
+
+/* The daemon's fields of a handed-over tunnel; false when malformed. */
+static bool tunnel_restore_fields(struct tunnel *t, struct usl_unpack *r, char *prof, size_t plen)
+{
+	uint8_t origin, encap;
+
+	t->id = usl_unpack_u32(r);
+	t->name = usl_unpack_str(r, CFG_NAME_MAX, NULL);
+	t->session_profile = usl_unpack_str(r, CFG_NAME_MAX, NULL);
+	t->peer_entry = usl_unpack_str(r, CFG_NAME_MAX, NULL);
+	usl_unpack_str_to(r, prof, plen);
+	origin = usl_unpack_u8(r);
+	encap = usl_unpack_u8(r);
+	unpack_saddr(r, &t->local);
+	unpack_saddr(r, &t->remote);
+	unpack_saddr(r, &t->dest_cfg);
+	unpack_saddr(r, &t->local_cfg);
+	t->connected = usl_unpack_bool(r);
+	t->shared_port = usl_unpack_bool(r);
+	t->created = usl_time_ns((int64_t)usl_unpack_u64(r));
+	t->established = usl_time_ns((int64_t)usl_unpack_u64(r));
+	t->config_id = usl_unpack_u32(r);
+	if (r->bad || t->id == 0 || origin > ORIGIN_PEER ||
+	    (encap != L2TP_ENCAP_UDP && encap != L2TP_ENCAP_IP) ||
+	    t->remote.sa.sa_family == AF_UNSPEC)
+		return false;
+	t->origin = (enum origin)origin;
+	t->encap = (enum l2tp_encap)encap;
+	t->local_len = sockaddr_len(&t->local.sa);
+	t->remote_len = sockaddr_len(&t->remote.sa);
+	return true;
+}
+
+static void tunnel_restore_free(struct tunnel *t)
+{
+	free(t->name);
+	free(t->session_profile);
+	free(t->peer_entry);
+	tunnel_profile_put(t->prof);
+	free(t);
+}
+
+/* Into the indexes and counts, as tunnel_new() and the way up do. */
+static bool tunnel_restore_index(struct tunnel *t)
+{
+	t->peer = peer_get(&t->remote.sa);
+	if (t->peer == NULL)
+		return false;
+	usl_list_add_tail(&t->peer->tunnels, &t->peer_link);
+	if (l2tpd.conf->snmp_config_id && t->config_id != 0 &&
+	    !idalloc_take(&t->peer->config_ids, t->config_id))
+		t->config_id = idalloc_get(&t->peer->config_ids);
+	else if (!l2tpd.conf->snmp_config_id)
+		t->config_id = 0;
+	usl_hash_insert(&l2tpd.tunnels, &t->by_id, usl_hash_u32(t->id));
+	usl_rb_insert(&l2tpd.tunnel_order, &t->by_order, tunnel_order_cmp);
+	snmpagent_tunnel_added(t);
+	l2tpd.n_tunnels++;
+	tunnel_count_changed();
+	if (t->name != NULL) {
+		usl_hash_insert(&l2tpd.tunnels_by_name, &t->by_name,
+				usl_hash_bytes(t->name, strlen(t->name), 0));
+		t->name_indexed = true;
+	}
+	tunnel_index_peer_ccid(t);
+	if (t->peer_entry != NULL && !entry_count_add(t->peer_entry, ENTRY_TUNNELS)) {
+		free(t->peer_entry);	/* counted nowhere */
+		t->peer_entry = NULL;
+	}
+	t->up = true;
+	l2tpd.n_tunnels_up++;
+	return true;
+}
+
+/*
+ * The engine's sessions that came without the daemon's record of them
+ * cannot be shown or deleted: they are cleared (a CDN to the peer).
+ */
+static void tunnel_clear_unowned_sessions(struct tunnel *t, unsigned owned)
+{
+	struct l2tp_cc_stats st;
+
+	l2tp_cc_get_stats(t->cc, &st);
+	if (st.sessions > owned)
+		l2tp_cc_close_unowned_sessions(t->cc, L2TP_CDN_GENERAL_ERROR,
+					       "not carried over by a restart");
+}
+
+struct tunnel *tunnel_restore(struct usl_unpack *r, int fd, unsigned *n_sessions, char *err,
+			      size_t errlen)
+{
+	struct tunnel *t = calloc(1, sizeof(*t));
+	const struct tunnel_profile *p;
+	struct usl_unpack dp;
+	char prof[CFG_NAME_MAX];
+	size_t dplen;
+	const uint8_t *dpp;
+	uint32_t n;
+
+	*n_sessions = 0;
+	if (t == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	t->fd = -1;
+	usl_list_init(&t->waiters);
+	usl_list_init(&t->sessions);
+	usl_list_init(&t->peer_link);
+	usl_list_init(&t->connecting_link);
+	usl_list_init(&t->held_link);
+	usl_rb_node_clear(&t->by_order);
+	if (!tunnel_restore_fields(t, r, prof, sizeof(prof))) {
+		snprintf(err, errlen, "malformed tunnel record");
+		goto fail;
+	}
+	if (tunnel_find(t->id) != NULL || (t->name != NULL && tunnel_find_name(t->name) != NULL)) {
+		snprintf(err, errlen, "tunnel %u: a tunnel with its id or name exists", t->id);
+		goto fail;
+	}
+	p = config_tunnel_profile(l2tpd.conf, prof);
+	if (p == NULL)
+		p = config_tunnel_profile(l2tpd.conf, "default");
+	if (p == NULL || (t->prof = tunnel_profile_get(p)) == NULL) {
+		snprintf(err, errlen, "tunnel %u: no profile %s", t->id, prof);
+		goto fail;
+	}
+	t->cc = l2tp_cc_restore(r, &tunnel_ops, l2tpd.timers, t);
+	if (t->cc == NULL) {
+		snprintf(err, errlen, "tunnel %u: malformed protocol state", t->id);
+		goto fail;
+	}
+	dpp = usl_unpack_blob(r, &dplen);
+	if (r->bad || transport_tunnel_adopt(t, fd, err, errlen) < 0) {
+		if (r->bad)
+			snprintf(err, errlen, "tunnel %u: malformed record", t->id);
+		l2tp_cc_discard_restored(t->cc);
+		goto fail;
+	}
+	if (!tunnel_restore_index(t)) {
+		snprintf(err, errlen, "out of memory");
+		transport_tunnel_close(t);
+		l2tp_cc_discard_restored(t->cc);
+		goto fail;
+	}
+	/* from here on it is a tunnel of ours: a failure clears it with a StopCCN */
+	usl_unpack_init(&dp, dpp, dplen);
+	if (l2tpd.dp->tunnel_adopt != NULL && l2tpd.dp->tunnel_adopt(t, &dp) < 0) {
+		snprintf(err, errlen, "tunnel %u: the data plane does not have it", t->id);
+		tunnel_delete(t, L2TP_STOPCCN_GENERAL_ERROR, "lost in a restart");
+		return NULL;
+	}
+	n = usl_unpack_u32(r);
+	for (uint32_t i = 0; i < n && !r->bad; i++)
+		if (session_restore(t, r) != NULL)
+			(*n_sessions)++;
+	tunnel_clear_unowned_sessions(t, *n_sessions);
+	return t;
+fail:
+	tunnel_restore_free(t);
+	return NULL;
 }

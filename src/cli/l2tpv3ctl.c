@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -85,6 +86,7 @@ static const char usage_text[] =
 "  stats reset [tunnel (ID | name NAME)]\n"
 "  metrics                    (Prometheus text format)\n"
 "  reload\n"
+"  restart                    (a new daemon process takes every tunnel over)\n"
 "  monitor [--reconnect] [events EVENT[,EVENT...]]\n"
 "\n"
 "ADDR: 192.0.2.1, 2001:db8::1, 192.0.2.1:1701 or [2001:db8::1]:1701.\n"
@@ -390,6 +392,106 @@ static int run_monitor(const struct opts *o, const struct output *out,
 	return rc;
 }
 
+/* The daemon's restart count and start object, asked anew; -1 when it does not answer. */
+static int64_t daemon_restarts(const struct opts *o, json_object **start, double deadline)
+{
+	char *argv[] = { "show", "daemon" };
+	char err[CLI_ERRLEN];
+	struct request req;
+	struct reply r;
+	struct conn c;
+	json_object *st = NULL, *n = NULL;
+	int64_t v = -1;
+
+	*start = NULL;
+	if (parse_command(2, argv, &req, err, sizeof(err)) < 0)
+		return -1;
+	if (conn_open(&c, o->socket, 1) < 0) {
+		request_free(&req);
+		return -1;
+	}
+	conn_send(&c, &req, 1);
+	if (wait_reply(&c, 1, deadline, &r) == 0) {
+		if (r.status == CTL_OK && r.data != NULL &&
+		    json_object_object_get_ex(r.data, "start", &st) &&
+		    json_object_object_get_ex(st, "restarts", &n)) {
+			v = json_object_get_int64(n);
+			*start = json_object_get(st);
+		}
+		json_object_put(r.root);
+	}
+	conn_close(&c);
+	request_free(&req);
+	return v;
+}
+
+static void print_restarted(const struct opts *o, json_object *start)
+{
+	json_object *v;
+
+	if (o->json) {
+		printf("%s\n", json_object_to_json_string_ext(start, JSON_C_TO_STRING_PLAIN));
+		return;
+	}
+	if (o->quiet)
+		return;
+	if (json_object_object_get_ex(start, "reason", &v)) {
+		printf("restarted, state not carried over: %s\n", json_object_get_string(v));
+		return;
+	}
+	printf("restarted: %" PRId64 " tunnels, ", json_object_object_get_ex(start, "tunnels_adopted",
+	       &v) ? json_object_get_int64(v) : 0);
+	printf("%" PRId64 " sessions carried over\n", json_object_object_get_ex(start,
+	       "sessions_adopted", &v) ? json_object_get_int64(v) : 0);
+}
+
+/*
+ * The daemon answers a restart before it execs: the new process is the one
+ * that says how it went, by answering `show daemon` with one restart more.
+ */
+static int run_restart(const struct opts *o, const struct output *out, const struct request *req)
+{
+	double timeout = o->timeout_set && o->timeout > 0 ? o->timeout : 60;
+	double deadline = mono_now() + timeout, wait = 0.02;
+	json_object *start = NULL, *v;
+	int64_t before = -1, now;
+	struct conn c;
+	struct reply r;
+
+	if (connect_daemon(&c, o) < 0)
+		return EXIT_FAIL;
+	conn_send(&c, req, 1);
+	if (wait_reply(&c, 1, deadline, &r) < 0) {
+		conn_report_error(errno, timeout);
+		conn_close(&c);
+		return EXIT_FAIL;
+	}
+	conn_close(&c);
+	if (r.status != CTL_OK) {
+		out->result(req, &r);
+		json_object_put(r.root);
+		return exit_status(r.status);
+	}
+	if (r.data != NULL && json_object_object_get_ex(r.data, "restarts", &v))
+		before = json_object_get_int64(v);
+	json_object_put(r.root);
+	while (mono_now() < deadline) {
+		struct timespec ts = { 0, (long)(wait * 1e9) };
+
+		nanosleep(&ts, NULL);
+		wait = wait * 2 < 0.5 ? wait * 2 : 0.5;
+		now = daemon_restarts(o, &start, deadline);
+		if (now > before) {
+			print_restarted(o, start);
+			json_object_put(start);
+			return 0;
+		}
+		json_object_put(start);
+	}
+	cli_warnx("l2tpv3d did not come back restarted within %gs (see its log)", timeout);
+	return EXIT_FAIL;
+}
+
 static int run_batch(const struct opts *o, const struct output *out)
 {
 	int fd = strcmp(o->batch, "-") ? open(o->batch, O_RDONLY | O_CLOEXEC) : STDIN_FILENO;
@@ -421,7 +523,12 @@ static int run_command(const struct opts *o, const struct output *out,
 		cli_warnx("%s", err);
 		return EXIT_USAGE;
 	}
-	rc = req.kind == CMD_MONITOR ? run_monitor(o, out, &req) : run_single(o, out, &req);
+	if (req.kind == CMD_MONITOR)
+		rc = run_monitor(o, out, &req);
+	else if (req.kind == CMD_RESTART)
+		rc = run_restart(o, out, &req);
+	else
+		rc = run_single(o, out, &req);
 	request_free(&req);
 	return rc;
 }

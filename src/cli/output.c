@@ -411,6 +411,7 @@ static const struct {
 	[CMD_STATS_RESET]	= { show_stats_reset, show_stats_reset },
 	[CMD_METRICS]		= { show_metrics, NULL },
 	[CMD_RELOAD]		= { show_reload, show_reloaded },
+	[CMD_RESTART]		= { show_kv, NULL },
 	[CMD_MONITOR]		= { show_kv, NULL },
 };
 

@@ -169,6 +169,7 @@ static const struct command
 	cmd_stats_reset = { CMD_STATS_RESET, "stats reset", tunnel_filter_args },
 	cmd_metrics = { CMD_METRICS, "metrics", no_args },
 	cmd_reload = { CMD_RELOAD, "reload", no_args },
+	cmd_restart = { CMD_RESTART, "restart", no_args },
 	cmd_monitor = { CMD_MONITOR, "monitor", monitor_args };
 
 static const struct token tunnel_tokens[] = {
@@ -205,6 +206,7 @@ static const struct token top_tokens[] = {
 	{ "stats", stats_tokens, &cmd_stats },
 	{ "metrics", NULL, &cmd_metrics },
 	{ "reload", NULL, &cmd_reload },
+	{ "restart", NULL, &cmd_restart },
 	{ "monitor", NULL, &cmd_monitor },
 	{ NULL, NULL, NULL }
 };
