@@ -50,5 +50,7 @@ tests_unit_wire_oracle_gen_LDADD = $(PROTO_LIBS)
 EXTRA_DIST += \
 	tests/unit/wire-oracle.sh \
 	tests/fuzz/fuzz_msg.c \
+	tests/fuzz/fuzz_restore.c \
+	tests/fuzz/restore-seed.c \
 	tests/fuzz/run.sh \
 	tests/fuzz/README

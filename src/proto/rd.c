@@ -715,6 +715,6 @@ int l2tp_rd_restore(struct l2tp_rd *rd, struct usl_unpack *r)
 		rd->rto = rd->cfg.rtx_initial;
 		usl_timer_arm(rd->timers, &rd->rtx_timer, rd->rto);
 	}
-	rd_push(rd);
+	/* waiting ones move when an acknowledgement makes room, as before */
 	return 0;
 }

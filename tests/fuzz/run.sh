@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/fuzz/run.sh [SECONDS [ENGINE_SECONDS]] - fuzz with libFuzzer:
+# tests/fuzz/run.sh [SECONDS [ENGINE_SECONDS [RESTORE_SECONDS]]] - fuzz with libFuzzer:
 #
 #   fuzz_msg     the control message codec, SECONDS (default 30), seeded
 #                with every sample message (wire-oracle-gen -s);
@@ -7,7 +7,10 @@
 #                sessions: cc, sess, rd, codec, auth) driven by scripts of
 #                datagrams, clock steps and local operations, ENGINE_SECONDS
 #                (default 60), seeded by tests/fuzz/mkseeds.py with typical
-#                exchanges and the messages of tests/fixtures/pcap.
+#                exchanges and the messages of tests/fixtures/pcap;
+#   fuzz_restore the restart handover's reader (l2tp_cc_restore), RESTORE_SECONDS
+#                (default 20), seeded with connections saved after real
+#                exchanges (tests/fuzz/restore-seed.c).
 #
 # Both are built straight from the sources with
 # clang -fsanitize=fuzzer,address,undefined (no configure needed).  Fails on
@@ -61,13 +64,24 @@ fi
 
 esan=${FUZZ_SANITIZE-address,undefined}
 esrc="$src src/proto/cc.c src/proto/sess.c src/proto/rd.c usl/escape.c usl/log.c usl/time.c
-	usl/timer.c usl/rbtree.c usl/hash.c"
+	usl/timer.c usl/rbtree.c usl/hash.c usl/pack.c"
 if ! "$cc" $flags -fsanitize=fuzzer${esan:+,$esan} ${esan:+-fno-sanitize-recover=all} \
 	tests/fuzz/fuzz_engine.c $esrc -lcrypto -o "$out/fuzz_engine" 2>"$out/build-engine.log"; then
 	cat "$out/build-engine.log"
 	echo "FAIL: fuzz_engine does not build"
 	exit 1
 fi
+if ! "$cc" $flags -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	tests/fuzz/fuzz_restore.c $esrc -lcrypto -o "$out/fuzz_restore" \
+	2>"$out/build-restore.log" ||
+   ! "$cc" $flags tests/fuzz/restore-seed.c tests/unit/engine_harness.c $esrc \
+	$(pkg-config --cflags --libs check) -lcrypto -o "$out/restore-seed" 2>>"$out/build-restore.log"; then
+	cat "$out/build-restore.log"
+	echo "FAIL: fuzz_restore or its seed writer does not build"
+	exit 1
+fi
+mkdir -p "$out/restore-corpus" "$out/restore-seeds"
+"$out/restore-seed" "$out/restore-seeds" || { echo "FAIL: cannot write the restore seeds"; exit 1; }
 mkdir -p "$out/engine-corpus" "$out/engine-seeds"
 python3 tests/fuzz/mkseeds.py "$out/engine-seeds" tests/fixtures/pcap/*.pcap || {
 	echo "FAIL: cannot write the engine seeds"
@@ -99,4 +113,7 @@ fi
 fuzz engine "$out/fuzz_engine" "$esecs" "$out/engine-" "$out/fuzz-engine.log" \
 	${FUZZ_RUNS:+-runs=$FUZZ_RUNS} -max_len=16384 -timeout=10 \
 	"$out/engine-corpus" "$out/engine-seeds"
-echo "PASS: no crash, sanitizer report, leak or oracle abort (codec ${secs}s, engine ${esecs}s)"
+rsecs=${3:-20}
+fuzz restore "$out/fuzz_restore" "$rsecs" "$out/restore-" "$out/fuzz-restore.log" \
+	-max_len=65536 "$out/restore-corpus" "$out/restore-seeds"
+echo "PASS: no crash, sanitizer report, leak or oracle abort (codec ${secs}s, engine ${esecs}s, restore ${rsecs}s)"
