@@ -1405,6 +1405,58 @@ int ctl_init(const struct l2tpd_config *c, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * Writes out's bytes to fd at once, as far as the client takes them.  The
+ * buffer itself is left alone: the bufferevent owns its draining (libevent
+ * freezes its start), and the process is about to go.
+ */
+static void conn_write_now(int fd, struct evbuffer *out)
+{
+	size_t len = evbuffer_get_length(out), done = 0;
+	const unsigned char *p = len ? evbuffer_pullup(out, -1) : NULL;
+	ssize_t k;
+
+	while (p != NULL && done < len) {
+		k = send(fd, p + done, len - done, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (k <= 0)
+			return;
+		done += (size_t)k;
+	}
+}
+
+/*
+ * A restart: every monitor hears it (then its connection closes with the
+ * process; `monitor --reconnect` finds the next one), and what is written
+ * for any client goes now, as far as the client reads.
+ */
+void ctl_restarting(void)
+{
+	struct usl_list *pos;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	usl_list_foreach(pos, &conns) {
+		struct ctl_conn *c = usl_container_of(pos, struct ctl_conn, link);
+		struct evbuffer *out = bufferevent_get_output(c->bev);
+		json_object *o, *ev;
+
+		if (c->dropped)
+			continue;
+		if (c->monitor && !c->closing) {
+			ev = json_object_new_object();
+			json_add_str(ev, "event", "daemon-restarting");
+			json_object_object_add(ev, "time",
+					       json_object_new_double(ts.tv_sec + ts.tv_nsec / 1e9));
+			o = json_object_new_object();
+			json_add_int(o, "id", c->monitor_id);
+			json_object_object_add(o, "event", ev);
+			conn_write_json(c, o);
+			json_object_put(o);
+		}
+		conn_write_now(bufferevent_getfd(c->bev), out);
+	}
+}
+
 void ctl_shutdown(void)
 {
 	event_unsubscribe(ctl_on_event, NULL);

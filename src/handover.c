@@ -347,6 +347,7 @@ static void handover_finish(void)
 	usl_pack_free(&w);
 	free(fds);
 	if (bundle_fd >= 0) {
+		ctl_restarting();
 		log_info("restart: handing over %d tunnels, %u sessions (%s)", n, n_sessions,
 			 ho.how == HANDOVER_EXEC ? "exec" : "systemd's file descriptor store");
 		if (ho.how == HANDOVER_EXEC) {

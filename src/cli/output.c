@@ -504,6 +504,10 @@ static void text_event(json_object *ev)
 	fmt_time(json_object_object_get_ex(ev, "time", &v) ? json_object_get_double(v)
 							     : (double)time(NULL),
 		 when, sizeof when);
+	if (!json_object_object_get_ex(ev, "tunnel_id", &v)) {	/* the daemon's own */
+		printf("%s %s\n", when, field(ev, "event"));
+		return;
+	}
 	printf("%s %s tunnel %s", when, field(ev, "event"), field(ev, "tunnel_id"));
 	if (json_object_object_get_ex(ev, "session_id", &v))
 		printf(" session %s", field(ev, "session_id"));
