@@ -29,7 +29,8 @@
  * State format, version HANDOVER_VERSION, little-endian:
  *   "l2tpv3d" 0x01 | u32 version | u32 descriptors | u64 body length |
  *   body | u32 CRC-32 of all before it
- *   body: u64 generation | u64 daemon start (monotonic ns) | counters |
+ *   body: u64 generation | u64 daemon start (monotonic ns) |
+ *         u64 when the restart began, u64 when the state was saved (monotonic ns) | counters |
  *         u32 tunnels | per tunnel: u32 descriptor index (~0: none) |
  *         u32 tunnel id | blob record (tunnel_save)
  * A state of another version, a bad checksum or a descriptor count that
@@ -84,6 +85,10 @@ static struct {
 	uint64_t generation;		/* restarts since the last fresh start */
 	unsigned tunnels, sessions, dropped;
 	uint64_t fallbacks;
+	/* the last restart's times (ms): settling, saved to adopted, request to adopted */
+	int64_t settle_ms, resume_ms, total_ms;
+	size_t state_bytes;
+	usl_time began, saved;
 	/* what was handed over, until adopted */
 	uint8_t *state;
 	size_t state_len;
@@ -160,6 +165,8 @@ static int save_state(struct usl_pack *w, int **fds, unsigned *n_fds, unsigned *
 	hdr = usl_pack_reserve(w, 12);	/* descriptors, body length */
 	usl_pack_u64(w, ho.generation + 1);
 	usl_pack_u64(w, (uint64_t)l2tpd.started.ns);
+	usl_pack_u64(w, (uint64_t)ho.began.ns);
+	usl_pack_u64(w, (uint64_t)usl_timerset_now(l2tpd.timers).ns);
 	save_counters(w);
 	count_at = usl_pack_reserve(w, 4);
 	for (node = usl_rb_first(&l2tpd.tunnel_order); node != NULL; node = usl_rb_next(node)) {
@@ -348,8 +355,9 @@ static void handover_finish(void)
 	free(fds);
 	if (bundle_fd >= 0) {
 		ctl_restarting();
-		log_info("restart: handing over %d tunnels, %u sessions (%s)", n, n_sessions,
-			 ho.how == HANDOVER_EXEC ? "exec" : "systemd's file descriptor store");
+		log_info("restart: handing over %d tunnels, %u sessions (%s); settled in %lld ms",
+			 n, n_sessions, ho.how == HANDOVER_EXEC ? "exec" : "systemd's file descriptor store",
+			 (long long)usl_time_to_ms(usl_time_sub(usl_timerset_now(l2tpd.timers), ho.began)));
 		if (ho.how == HANDOVER_EXEC) {
 			exec_next(state_fd, bundle_fd);
 			snprintf(err, sizeof(err), "exec %.160s: %s", ho.exe, strerror(errno));
@@ -411,6 +419,7 @@ int handover_begin(enum handover_how how, char *err, size_t errlen)
 	ho.active = true;
 	ho.settled = false;
 	ho.how = how;
+	ho.began = usl_timerset_now(l2tpd.timers);
 	ho.settle_by = usl_time_add(usl_timerset_now(l2tpd.timers), usl_time_ms(HANDOVER_SETTLE_MS));
 	log_info("restart: settling %u tunnels, %u sessions", l2tpd.n_tunnels, l2tpd.n_sessions);
 	svc_notifyf(how == HANDOVER_EXEC ? "RELOADING=1\nSTATUS=restarting" : "STOPPING=1");
@@ -584,6 +593,8 @@ static int index_body(struct usl_unpack *r)
 
 	ho.generation = usl_unpack_u64(r);
 	l2tpd.started = usl_time_ns((int64_t)usl_unpack_u64(r));
+	ho.began = usl_time_ns((int64_t)usl_unpack_u64(r));
+	ho.saved = usl_time_ns((int64_t)usl_unpack_u64(r));
 	restore_counters(r);
 	n = usl_unpack_u32(r);
 	if (r->bad || n > usl_unpack_left(r) / 12)
@@ -657,6 +668,7 @@ void handover_load(void)
 		return;
 	}
 	close(state_fd);
+	ho.state_bytes = ho.state_len;
 	bad = check_container(ho.state, ho.state_len, &n_fds, &body_len);
 	if (bad != NULL) {
 		snprintf(why, sizeof(why), "%s", bad);
@@ -688,6 +700,7 @@ bool handover_keeps_tunnel(uint32_t id)
 void handover_adopt(void)
 {
 	char err[256];
+	usl_time now;
 
 	if (ho.start != START_ADOPTED)
 		return;
@@ -711,9 +724,13 @@ void handover_adopt(void)
 	for (unsigned i = 0; i < ho.n_fds; i++)
 		if (ho.fds[i] >= 0)
 			close(ho.fds[i]);
-	log_info("restart: adopted %u tunnels, %u sessions (%s, restart %llu)%s", ho.tunnels,
-		 ho.sessions, ho.via, (unsigned long long)ho.generation,
-		 ho.dropped ? "; some were not: see above" : "");
+	now = usl_timerset_now(l2tpd.timers);
+	ho.resume_ms = usl_time_to_ms(usl_time_sub(now, ho.saved));
+	ho.total_ms = usl_time_to_ms(usl_time_sub(now, ho.began));
+	log_info("restart: adopted %u tunnels, %u sessions (%s, restart %llu) %lld ms after the "
+		 "state was saved, %lld ms after the restart began%s", ho.tunnels, ho.sessions,
+		 ho.via, (unsigned long long)ho.generation, (long long)ho.resume_ms,
+		 (long long)ho.total_ms, ho.dropped ? "; some were not: see above" : "");
 	free(ho.fds);
 	free(ho.handed);
 	free(ho.state);
@@ -741,6 +758,9 @@ json_object *handover_json(void)
 		json_add_int(o, "tunnels_adopted", ho.tunnels);
 		json_add_int(o, "sessions_adopted", ho.sessions);
 		json_add_int(o, "tunnels_dropped", ho.dropped);
+		json_add_int(o, "state_bytes", (int64_t)ho.state_bytes);
+		json_add_int(o, "resume_ms", ho.resume_ms);
+		json_add_int(o, "restart_ms", ho.total_ms);
 	}
 	if (ho.start == START_FELL_BACK)
 		json_add_str(o, "reason", ho.why);
