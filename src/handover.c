@@ -740,6 +740,18 @@ void handover_adopt(void)
 	ho.n_fds = 0;
 }
 
+void handover_stats(struct handover_stats *st)
+{
+	static const char *const kinds[] = { "fresh", "restarted", "fell-back" };
+
+	st->start = kinds[ho.start];
+	st->restarts = ho.generation;
+	st->tunnels = ho.tunnels;
+	st->sessions = ho.sessions;
+	st->dropped = ho.dropped;
+	st->restart_ms = ho.total_ms;
+}
+
 void handover_set_argv(char **argv)
 {
 	ho.argv = argv;
@@ -747,10 +759,11 @@ void handover_set_argv(char **argv)
 
 json_object *handover_json(void)
 {
-	static const char *const kinds[] = { "fresh", "restarted", "fell-back" };
 	json_object *o = json_object_new_object();
+	struct handover_stats st;
 
-	json_add_str(o, "start", kinds[ho.start]);
+	handover_stats(&st);
+	json_add_str(o, "start", st.start);
 	json_add_int(o, "restarts", (int64_t)ho.generation);
 	if (ho.via != NULL)
 		json_add_str(o, "via", ho.via);

@@ -436,6 +436,13 @@ bool handover_in_progress(void);
 void handover_set_argv(char **argv);
 /* How this process started, for `show daemon` and the metrics. */
 json_object *handover_json(void);
+struct handover_stats {
+	const char *start;		/* "fresh", "restarted", "fell-back" */
+	uint64_t restarts;		/* carried over since the last fresh start */
+	unsigned tunnels, sessions, dropped;	/* adopted (dropped) by this start */
+	int64_t restart_ms;		/* request to adopted, the last restart */
+};
+void handover_stats(struct handover_stats *st);
 
 /* reload.c */
 /* Switches to newc (taking ownership) and applies the difference to live objects. */

@@ -244,6 +244,31 @@ static void control(FILE *f)
 	sample(f, "l2tpv3d_metrics_clients_dropped_total", mx.dropped);
 }
 
+/* How this process started: a restart that kept everything, or not. */
+static void restarts(FILE *f)
+{
+	struct handover_stats st;
+
+	handover_stats(&st);
+	family(f, "l2tpv3d_start_info", "gauge",
+	       "How this process started: fresh, restarted (state carried over) or fell-back "
+	       "(a handed-over state refused; always 1).");
+	fprintf(f, "l2tpv3d_start_info{kind=\"%s\"} 1\n", st.start);
+	family(f, "l2tpv3d_restarts_total", "counter",
+	       "Restarts that carried the tunnels over since the last fresh start.");
+	sample(f, "l2tpv3d_restarts_total", st.restarts);
+	family(f, "l2tpv3d_restart_adopted", "gauge",
+	       "Tunnels and sessions this process took over from the previous one.");
+	labelled(f, "l2tpv3d_restart_adopted", "object", "tunnel", st.tunnels);
+	labelled(f, "l2tpv3d_restart_adopted", "object", "session", st.sessions);
+	family(f, "l2tpv3d_restart_dropped_tunnels", "gauge",
+	       "Handed-over tunnels this process could not take (cleared instead).");
+	sample(f, "l2tpv3d_restart_dropped_tunnels", st.dropped);
+	family(f, "l2tpv3d_restart_duration_seconds", "gauge",
+	       "The last restart, from its request to every tunnel adopted.");
+	fprintf(f, "l2tpv3d_restart_duration_seconds %.3f\n", (double)st.restart_ms / 1000);
+}
+
 static void identity(FILE *f)
 {
 	int64_t up_ms = usl_time_to_ms(usl_time_sub(usl_timerset_now(l2tpd.timers), l2tpd.started));
@@ -253,6 +278,7 @@ static void identity(FILE *f)
 		PACKAGE_VERSION, usl_loop_backend(l2tpd.loop), l2tpd.dp->name);
 	family(f, "l2tpv3d_start_time_seconds", "gauge", "When the daemon started (Unix time).");
 	fprintf(f, "l2tpv3d_start_time_seconds %lld\n", (long long)(time(NULL) - up_ms / 1000));
+	restarts(f);
 	if (l2tpd.last_reload_at == 0)
 		return;
 	family(f, "l2tpv3d_last_reload_timestamp_seconds", "gauge",

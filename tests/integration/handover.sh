@@ -99,6 +99,13 @@ for who in b a b a b a; do
 	log_test $? "restart $n of $who: B's HELLO counter went on from $hello0 (it survives the restart)"
 done
 
+ctl b metrics > "$W/b.prom"
+grep -qx 'l2tpv3d_start_info{kind="restarted"} 1' "$W/b.prom" &&
+	grep -qx 'l2tpv3d_restarts_total 3' "$W/b.prom" &&
+	grep -qx 'l2tpv3d_restart_adopted{object="tunnel"} 21' "$W/b.prom" &&
+	grep -qx 'l2tpv3d_restart_dropped_tunnels 0' "$W/b.prom"
+log_test $? "B's metrics: started by a restart, 3 in a row, 21 tunnels adopted, none dropped"
+
 # New work on the old tunnels, both ways
 out=$(ctlj a session create tunnel name t1 name new-a remote-end-id new-a)
 [ "$(jq -r .state <<<"$out")" = established ] && NEWB=$(ctlj a session show name new-a | jq -r .peer_session_id) &&
@@ -137,7 +144,8 @@ echo $! > "$W/a.pid"
 wait_until 20 ctl a show daemon >/dev/null &&
 	ctlj a show daemon | jq -e '.start.start == "fell-back" and
 		(.start.reason | test("state format version 99, this binary reads 1"))' >/dev/null &&
-	grep -q "restart: the handed-over state is not used (state format version 99" "$W/a.log"
+	grep -q "restart: the handed-over state is not used (state format version 99" "$W/a.log" &&
+	ctl a metrics | grep -qx 'l2tpv3d_start_info{kind="fell-back"} 1'
 log_test $? "a state of another version: refused, the start a fresh one, the reason logged and shown"
 wait_until 20 expect_count 2 count_sessions a established
 log_test $? "the fresh start brings the static tunnel and sessions up again"
