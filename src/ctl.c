@@ -313,11 +313,15 @@ static void ctl_reply_waiters(const struct l2tpd_event *ev)
 }
 
 /* The control socket's subscription to tunnel and session events. */
+static void ctl_restarting(void);
+
 static void ctl_on_event(const struct l2tpd_event *ev, void *arg)
 {
 	(void)arg;
 	if (ev->kind == EV_WAITERS)
 		ctl_reply_waiters(ev);
+	else if (ev->kind == EV_RESTARTING)
+		ctl_restarting();
 	else if (event_name(ev->kind) != NULL)
 		ctl_event(ev->kind, ev->t, ev->s, ev->why);
 }
@@ -1429,7 +1433,7 @@ static void conn_write_now(int fd, struct evbuffer *out)
  * process; `monitor --reconnect` finds the next one), and what is written
  * for any client goes now, as far as the client reads.
  */
-void ctl_restarting(void)
+static void ctl_restarting(void)
 {
 	struct usl_list *pos;
 	struct timespec ts;

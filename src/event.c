@@ -27,6 +27,7 @@ static const char *const names[EV__COUNT] = {
 	[EV_SESSION_DOWN] = "session-down",
 	[EV_SESSION_DELETED] = "session-deleted",
 	[EV_WAITERS] = NULL,
+	[EV_RESTARTING] = NULL,
 };
 
 const char *event_name(enum event_kind k)

@@ -33,6 +33,11 @@ enum event_kind {
 	 * else st/err say why, and why is the peer's result if any.
 	 */
 	EV_WAITERS,
+	/*
+	 * The daemon is about to exec or exit for a restart (handover.c), no
+	 * object: monitors are told, pending output must go now.
+	 */
+	EV_RESTARTING,
 	EV__COUNT
 };
 

@@ -52,6 +52,7 @@
 #include <zlib.h>
 
 #include "dp.h"
+#include "event.h"
 #include "l2tpv3d.h"
 #include "sdnotify.h"
 #include "usl/log.h"
@@ -354,7 +355,7 @@ static void handover_finish(void)
 	usl_pack_free(&w);
 	free(fds);
 	if (bundle_fd >= 0) {
-		ctl_restarting();
+		event_emit(EV_RESTARTING, NULL, NULL, NULL);
 		log_info("restart: handing over %d tunnels, %u sessions (%s); settled in %lld ms",
 			 n, n_sessions, ho.how == HANDOVER_EXEC ? "exec" : "systemd's file descriptor store",
 			 (long long)usl_time_to_ms(usl_time_sub(usl_timerset_now(l2tpd.timers), ho.began)));

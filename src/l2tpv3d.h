@@ -378,8 +378,6 @@ int transport_listener_reply(const struct l2tp_rx *rx, const uint8_t *buf, size_
 
 int ctl_init(const struct l2tpd_config *c, char *err, size_t errlen);
 void ctl_shutdown(void);
-/* A restart is about to exec or exit: monitors are told, pending output is written. */
-void ctl_restarting(void);
 
 /* metrics.c */
 /* The daemon's metrics in the Prometheus text format (malloc'd), or NULL. */

@@ -86,7 +86,7 @@ static const char usage_text[] =
 "  stats reset [tunnel (ID | name NAME)]\n"
 "  metrics                    (Prometheus text format)\n"
 "  reload\n"
-"  restart                    (a new daemon process takes every tunnel over)\n"
+"  restart\n"
 "  monitor [--reconnect] [events EVENT[,EVENT...]]\n"
 "\n"
 "ADDR: 192.0.2.1, 2001:db8::1, 192.0.2.1:1701 or [2001:db8::1]:1701.\n"
