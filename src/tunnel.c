@@ -115,9 +115,10 @@ static uint32_t tunnel_alloc_id(void)
 {
 	uint32_t id;
 
+	/* a handed-over kernel tunnel nobody adopted holds its ID until the loop runs */
 	do
 		id = random_u32_nonzero();
-	while (tunnel_find(id) != NULL);
+	while (tunnel_find(id) != NULL || handover_keeps_tunnel(id));
 	return id;
 }
 
