@@ -133,6 +133,26 @@ log_test $? "the capture holds the new sessions' ICRQ, ICRP, ICCN and HELLOs"
 [ "$(jq_count "$W/ho.json" 'select(.type == "StopCCN" or .type == "CDN" or .type == "SCCRQ")')" = 0 ]
 log_test $? "no StopCCN, CDN or SCCRQ on the wire across the restarts"
 
+# --- a restart in the middle of a bring-up ---------------------------------------
+# 5,000 more tunnels from A, B restarted once a tenth of them are up: what is
+# up is carried over, what is being set up finishes first, and SCCRQs that
+# arrive meanwhile are repeated by A to the new process.  Every request of
+# the batch gets its outcome, and all of them end up established.
+M=5000
+for i in $(seq 1 $M); do echo "tunnel create peer $B_ADDR"; done > "$W/m.batch"
+ctl a -w 256 -b "$W/m.batch" > "$W/m.out" 2>&1 &
+BATCH=$!
+tenth_up() { [ "$(count_tunnels b established)" -ge $((21 + M / 10)) ]; }
+wait_until 60 tenth_up
+out=$(ctlj b restart)
+log_test $? "B restarted during a bring-up of $M tunnels ($(jq -r .tunnels_adopted <<<"$out") tunnels carried over)"
+wait "$BATCH"
+rc=$?
+[ $rc = 0 ] && [ "$(grep -c ': tunnel [0-9]* established$' "$W/m.out")" = $M ] &&
+	expect_count $((21 + M)) count_tunnels a established &&
+	expect_count $((21 + M)) count_tunnels b established
+log_test $? "the batch reports all $M established; both sides have $((21 + M)) tunnels (rc $rc)"
+
 # --- refused states: a fresh start, the reason said --------------------------
 ctl b tunnel list >/dev/null
 kill "$(pid_of a)"; wait_until 20 sh -c "! kill -0 $(pid_of a) 2>/dev/null"
