@@ -16,8 +16,15 @@
 # l2tpv3ctl as root and as a member (and a non-member) of the l2tpv3d group,
 # a second daemon (a LAC, started with systemd-run) bringing up a tunnel and a
 # session to it, systemctl reload (good and bad file), a crash and the
-# automatic restart, systemctl stop (StopCCN to the LAC), systemd-analyze
-# verify and security, and dpkg --purge.  lintian checks the .deb first.
+# automatic restart, then with 5 tunnels of 2 sessions from the LAC:
+# systemctl restart and an upgrade (dpkg -i of the same .deb repacked as a
+# newer version), each a handover through systemd's file descriptor store
+# that the LAC must not notice (show daemon, the journal, the store emptied,
+# both sides' tunnel and session lists unchanged, no StopCCN or CDN in the
+# LAC's counters); systemctl stop (StopCCN to the LAC: a stop is not taken
+# for a restart), a state of another version handed to the binary (refused,
+# a fresh start, the reason logged and shown), systemd-analyze verify and
+# security, and dpkg --purge.  lintian checks the .deb first.
 #
 # The kernel here may lack L2TP (no module can be loaded in the container
 # anyway): then the first start must fail once, exit 69, naming the way out,
@@ -32,10 +39,10 @@
 #   L2TPV3D_PKGTEST_SUITE   Debian suite of the root (default: the host's)
 #   L2TPV3D_PKGTEST_MIRROR  (default http://deb.debian.org/debian)
 #
-# Exit 77 (SKIPPED) without root, systemd-nspawn, nsenter, debootstrap (when
+# Exit 77 (SKIPPED) without root, systemd-nspawn, nsenter, jq, debootstrap (when
 # no root is cached), or dpkg-buildpackage and the build dependencies (when
 # no --deb is given).  About 1.5 minutes with a cached root (the build is
-# most of it), 1 minute more the first time.
+# a third of it), 1 minute more the first time.
 set -uo pipefail
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$top_srcdir/scripts/lib.sh"
@@ -53,8 +60,8 @@ done
 
 skip() { echo "SKIPPED: $*"; exit 77; }
 [ "$(id -u)" = 0 ] || skip "needs root (systemd-nspawn)"
-for t in systemd-nspawn nsenter dpkg-deb; do
-	command -v $t >/dev/null || skip "$t not installed (Debian: systemd-container, util-linux, dpkg)"
+for t in systemd-nspawn nsenter dpkg-deb jq; do
+	command -v $t >/dev/null || skip "$t not installed (Debian: systemd-container, util-linux, dpkg, jq)"
 done
 if [ -z "$DEB" ]; then
 	[ -d "$top_srcdir/debian" ] || skip "no debian/ in $top_srcdir and no --deb"
@@ -175,6 +182,11 @@ journal() { in_ct journalctl -q --no-pager -o cat "$@"; }
 # grep leaving at the first match kills journalctl with SIGPIPE, which
 # pipefail turns into a failure whenever the match is not near the end.
 in_journal() { journal -u l2tpv3d.service | grep -c -- "$1" >/dev/null; }
+# pid_logged PID PATTERN: PID's lines have it.  By PID, not by unit, for what
+# a process logs first: journald may take the first lines of a stdout
+# stream for init.scope's (the stream opened before systemd moved the
+# process into the unit's cgroup: seen with systemd 252 in nspawn).
+pid_logged() { journal _PID="$1" | grep -c -- "$2" >/dev/null; }
 notified() {	# notified PID WHAT: systemd got WHAT from PID
 	in_journal "Got notification message from PID $1 ($2"
 }
@@ -231,11 +243,15 @@ out=$(in_ct systemd-analyze verify --man=no /lib/systemd/system/l2tpv3d.service 
 [ -z "$out" ]
 log_test $? "systemd-analyze verify: no complaint"
 [ -z "$out" ] || echo "$out" | sed 's/^/  /'
+nmissing=0
 for f in /usr/share/man/man8/l2tpv3d.8.gz /usr/share/man/man8/l2tpv3ctl.8.gz \
 	 /usr/share/man/man5/l2tpv3d.conf.5.gz /usr/share/bash-completion/completions/l2tpv3ctl \
 	 /usr/share/l2tpv3d/tunnel-storm /etc/default/l2tpv3d; do
-	in_ct test -e "$f" || { echo "  missing: $f"; false; } || break
+	in_ct test -e "$f" && continue
+	echo "  missing: $f"
+	nmissing=$((nmissing + 1))
 done
+[ $nmissing = 0 ]
 log_test $? "man pages, completion, tunnel-storm and /etc/default/l2tpv3d installed"
 # the pages README and the man pages send operators to (dh_compress gzips
 # the larger ones)
@@ -338,7 +354,130 @@ t0=$SECONDS
 wait_until 40 lns_up
 log_test $? "after the restart the LAC's tunnel comes back ($((SECONDS - t0)) s: its static tunnel retry)"
 
+# ---- restart and upgrade: the pseudowires stay -----------------------------------------
+# 5 tunnels of 2 sessions from the LAC: the static one gets a second
+# session, 4 more come from its control socket.
+{ echo "session create tunnel name to-lns name s2"
+  for i in 2 3 4 5; do
+	echo "tunnel create peer 192.0.2.1 local 192.0.2.20 name t$i"
+	echo "session create tunnel name t$i name t$i-a"
+	echo "session create tunnel name t$i name t$i-b"
+  done; } | lac -q -b - >"$W/lac-batch.log"
+ctlj() { ctl -j "$@"; }
+lacj() { lac -j "$@"; }
+lns_all_up() {
+	ctlj show daemon | jq -e '.tunnels_established == 5 and .sessions_established == 10' >/dev/null
+}
+wait_until 10 lns_all_up
+log_test $? "the LAC adds 4 tunnels and 3 sessions: 5 tunnels, 10 sessions on the LNS"
+# What a restart must not move: everything but uptimes and counters.
+snapshot() {	# snapshot CTL: its tunnel and session lists, sorted by ID
+	{ $1 tunnel list | jq -S '.tunnels | sort_by(.tunnel_id)'
+	  $1 session list | jq -S '.sessions | sort_by(.session_id)'; } |
+		jq -S 'walk(if type == "object" then del(.uptime, .counters) else . end)'
+}
+# The descriptors systemd holds for the unit (NFileDescriptorStore from
+# systemd 254 on; before, only systemd-analyze dump says it).
+fdstore_count() {
+	local n
+	n=$(prop NFileDescriptorStore)
+	[ -n "$n" ] || n=$(in_ct systemd-analyze dump | awk '/^-> Unit /{u = $3 == "l2tpv3d.service:"}
+		u && /File Descriptor Store Current:/{n = $NF} END{print n}')
+	echo "$n"
+}
+# The LAC's count of message type $2 received (or sent, $3 = msgs_out) on
+# tunnel $1; nothing when it cannot say.
+lac_msgs() { lacj tunnel show "$1" | jq ".counters.${3:-msgs_in}.$2 // 0"; }
+jcount() { journal -u l2tpv3d.service | grep -c -- "$1"; }
+# the daemon's and systemd's lines of one handover
+HANDOVER_LINES=("restart: handing over 5 tunnels, 10 sessions (systemd's file descriptor store)"
+	"restart: state stored; exiting for the next process"
+	"Added fd .* (l2tpv3d-state) to fd store" "Added fd .* (l2tpv3d-bundle) to fd store")
+SEEN=()		# their counts before a handover
+journal_moved() {	# one more of each line than before
+	local i
+	for i in "${!HANDOVER_LINES[@]}"; do
+		[ "$(jcount "${HANDOVER_LINES[$i]}")" -gt "${SEEN[$i]}" ] || return 1
+	done
+}
+LAC_ST=$(lacj tunnel show name to-lns | jq -r .tunnel_id)
+lac_hellos_past() { [ "$(lac_msgs "$LAC_ST" HELLO msgs_out)" -gt "$1" ]; }
+# handed_over WHAT: WHAT (a command in the container) restarts the LNS;
+# every tunnel and session must be adopted, the LAC must not notice.
+handed_over() {
+	local what=$1 pid0 r0 hello0 n t l bad=
+	snapshot ctlj >"$W/lns-before.json"
+	snapshot lacj >"$W/lac-before.json"
+	jq -se 'map(length) == [5, 10]' "$W/lns-before.json" >/dev/null &&
+		jq -se 'map(length) == [5, 10]' "$W/lac-before.json" >/dev/null
+	log_test $? "$what: before, both sides list 5 tunnels and 10 sessions"
+	pid0=$(prop MainPID)
+	r0=$(ctlj show daemon | jq .start.restarts)
+	hello0=$(lac_msgs "$LAC_ST" HELLO msgs_out)
+	SEEN=()
+	for l in "${HANDOVER_LINES[@]}"; do SEEN+=("$(jcount "$l")"); done
+	t0=$(date +%s%N)
+	in_ct sh -c "$what" >>"$W/restart.log" 2>&1
+	rc=$?
+	log_test $rc "$what (rc $rc, $((($(date +%s%N) - t0) / 1000000)) ms)"
+	wait_until 5 restarted
+	log_test $? "$what: active again, PID $pid0 -> $(prop MainPID)"
+	n=$((r0 + 1))
+	ctlj show daemon | jq -e --argjson n $n '.start | .start == "restarted" and .via == "systemd" and
+		.restarts == $n and .tunnels_adopted == 5 and .sessions_adopted == 10 and
+		.tunnels_dropped == 0 and .restarting == false' >/dev/null
+	log_test $? "$what: show daemon says restarted via systemd (restart $n), 5 tunnels, 10 sessions adopted"
+	# journald may lag a little
+	wait_until 5 journal_moved &&
+		pid_logged "$(prop MainPID)" "restart: adopted 5 tunnels, 10 sessions (systemd, restart $n)"
+	log_test $? "$what: the journal says 'handing over', 'state stored', 'adopted'; systemd 'Added fd' twice"
+	# after the presence of both in the store (above): its absence
+	[ "$(fdstore_count)" = 0 ]
+	log_test $? "$what: the new process took both out of systemd's store (now $(fdstore_count))"
+	snapshot ctlj >"$W/lns-after.json"
+	diff "$W/lns-before.json" "$W/lns-after.json" >"$W/diff.txt"
+	log_test $? "$what: the LNS's tunnel and session lists as they were $(head -c 300 "$W/diff.txt")"
+	# the LAC gives up on a silent LNS within 2 s (max_retries 3), and
+	# sends no new HELLO while one is unacknowledged (msgs_out counts no
+	# retransmission): 3 more HELLOs, 3 s, prove the new process answers
+	wait_until 10 lac_hellos_past $((hello0 + 3))
+	log_test $? "$what: the LAC's HELLOs go on being acknowledged ($hello0 -> $(lac_msgs "$LAC_ST" HELLO msgs_out) sent)"
+	snapshot lacj >"$W/lac-after.json"
+	diff "$W/lac-before.json" "$W/lac-after.json" >"$W/diff.txt"
+	log_test $? "$what: the LAC's 5 tunnels and 10 sessions still established, same IDs $(head -c 300 "$W/diff.txt")"
+	# presence first: every tunnel's counters, with the ICRPs of its sessions
+	n=0
+	for t in $(jq -rs '.[0][].tunnel_id' "$W/lac-after.json"); do
+		n=$((n + 1))
+		[ "$(lac_msgs "$t" ICRP)" -gt 0 ] && [ "$(lac_msgs "$t" StopCCN)" = 0 ] &&
+			[ "$(lac_msgs "$t" CDN)" = 0 ] && continue
+		echo "  LAC tunnel $t received: $(lacj tunnel show "$t" | jq -c .counters.msgs_in)"
+		bad=1
+	done
+	[ $n = 5 ] && [ -z "$bad" ]
+	log_test $? "$what: the LAC received ICRPs but no StopCCN and no CDN on its $n tunnels"
+}
+handed_over "systemctl restart l2tpv3d.service"
+PID=$(prop MainPID)
+
+# An upgrade: the same files as a newer version (dpkg-deb -R/-b, no
+# rebuild); dh_installsystemd's postinst restarts the unit.
+V1=$(dpkg-deb -f "$DEB" Version)
+V2=$V1+1
+rm -rf "$W/upgrade" && dpkg-deb -R "$DEB" "$W/upgrade" &&
+	sed -i "s/^Version: .*/Version: $V2/" "$W/upgrade/DEBIAN/control" &&
+	dpkg-deb -b "$W/upgrade" "$W/debs/upgrade.deb" >/dev/null
+log_test $? "an upgrade package: $V1 repacked as $V2"
+handed_over "dpkg -i --force-confold /debs/upgrade.deb"
+[ "$(in_ct dpkg-query -W -f '${Version}' l2tpv3d)" = "$V2" ] && [ "$(prop MainPID)" != "$PID" ]
+log_test $? "after the upgrade dpkg-query says $(in_ct dpkg-query -W -f '${Version}' l2tpv3d), the PID changed ($PID -> $(prop MainPID))"
+PID=$(prop MainPID)
+
 # ---- stop -------------------------------------------------------------------------------
+LAC_PID=$(in_ct systemctl show -p MainPID --value pkgtest-lac.service)
+# the LAC's tunnels closed by a StopCCN: its peer's result code 6
+lac_stopccns() { journal _PID="$LAC_PID" | grep -c "down: peer 192\.0\.2\.1, result 6 (requester shutting down)"; }
+stopccns0=$(lac_stopccns) handovers0=$(jcount "restart: handing over")
 t0=$SECONDS
 in_ct systemctl stop l2tpv3d.service
 rc=$?
@@ -350,8 +489,36 @@ lac_down() { ! lac tunnel list | grep -q ' established '; }
 logged_stop() { in_journal "info: stopped"; }
 wait_until 5 lac_down && wait_until 5 logged_stop
 log_test $? "the daemon closed its tunnel (the LAC's is down) and logged 'stopped'"
+lac_got_stopccns() { [ "$(lac_stopccns)" -ge $((stopccns0 + 5)) ]; }
+wait_until 5 lac_got_stopccns && pid_logged "$PID" "signal 15: closing 5 tunnels" &&
+	[ "$(jcount "restart: handing over")" = "$handovers0" ]
+log_test $? "a stop is no restart: 'closing 5 tunnels', each a StopCCN to the LAC (result 6), no handover"
 in_ct test -d /run/l2tpv3d && ! in_ct test -e /run/l2tpv3d/l2tpv3d.ctl
 log_test $? "/run/l2tpv3d kept (RuntimeDirectoryPreserve), control socket removed"
+
+# ---- a state it cannot read: a fresh start, the reason logged ------------------------------
+# No way to put a state of our making in systemd's store: the other way in,
+# $L2TPV3D_HANDOVER (l2tpv3ctl restart's exec), with a header of version 99
+# ("l2tpv3d" 0x01, u32 version, u32 descriptors, u64 body length, body, CRC).
+printf 'l2tpv3d\001\143\000\000\000\000\000\000\000\004\000\000\000\000\000\000\000abcd\000\000\000\000' |
+	in_ct sh -c 'cat > /run/v99.state && : > /run/empty.bundle'
+in_ct sh -c 'cat > /run/v99.conf' <<'EOF'
+global = { listen = []; hostname = "v99"; dataplane = "null";
+           ctl_socket = "/run/v99/v99.ctl"; state_dir = "/run/v99"; };
+EOF
+in_ct systemd-run -q --unit=pkgtest-v99 -p Type=notify -E L2TPV3D_HANDOVER=7,8 sh -c \
+	'exec /usr/sbin/l2tpv3d -F -f /run/v99.conf 7</run/v99.state 8</run/empty.bundle'
+log_test $? "the binary started with a state of version 99 (\$L2TPV3D_HANDOVER): READY=1"
+v99() { in_ct l2tpv3ctl -s /run/v99/v99.ctl -j show daemon; }
+wait_until 5 pid_logged "$(in_ct systemctl show -p MainPID --value pkgtest-v99.service)" \
+	"restart: the handed-over state is not used (state format version 99, this binary reads 1)"
+log_test $? "the journal: 'the handed-over state is not used (state format version 99, this binary reads 1)'"
+v99 | jq -e '.start | .start == "fell-back" and .via == "exec" and .fallbacks == 1 and
+	(.reason | test("state format version 99, this binary reads 1"))' >/dev/null
+log_test $? "show daemon: fell-back, the reason given ($(v99 | jq -c .start.reason))"
+[ "$(in_ct systemctl is-active pkgtest-v99.service)" = active ] && v99 | jq -e '.pid > 0' >/dev/null
+log_test $? "and it runs on as a fresh start (active, answering)"
+in_ct systemctl stop pkgtest-v99.service
 
 # ---- purge -------------------------------------------------------------------------------
 in_ct systemctl start l2tpv3d.service && in_ct dpkg --purge l2tpv3d >>"$W/dpkg.log" 2>&1 &&
@@ -360,8 +527,8 @@ in_ct systemctl start l2tpv3d.service && in_ct dpkg --purge l2tpv3d >>"$W/dpkg.l
 log_test $? "dpkg --purge stops the running service and removes everything"
 
 journal -b >"$W/journal.txt" 2>&1
-in_ct journalctl -q --no-pager -u l2tpv3d.service -u pkgtest-lac0.service -u pkgtest-lac.service \
-	>"$W/daemons.log" 2>&1
+in_ct journalctl -q --no-pager -o short-precise -u l2tpv3d.service -u pkgtest-lac0.service \
+	-u pkgtest-lac.service -u pkgtest-v99.service >"$W/daemons.log" 2>&1
 [ "$TESTS_FAIL" = 0 ] || { echo "--- daemons' log (last 30 lines)"; grep -v 'debug:' "$W/daemons.log" | tail -30; }
 echo "$TESTS_OK passed, $TESTS_FAIL failed"
 [ "$TESTS_FAIL" = 0 ]
