@@ -499,6 +499,14 @@ const struct peer_profile *config_match_peer(const struct l2tpd_config *c,
 	return best ? best : &c->peer_default;
 }
 
+const struct static_tunnel *config_static_tunnel(const struct l2tpd_config *c, const char *name)
+{
+	for (unsigned i = 0; i < c->n_tunnels; i++)
+		if (strcmp(c->tunnels[i].name, name) == 0)
+			return &c->tunnels[i];
+	return NULL;
+}
+
 const struct tunnel_profile *config_tunnel_profile(const struct l2tpd_config *c, const char *name)
 {
 	unsigned i;
@@ -1686,6 +1694,48 @@ static void print_peer_addr(FILE *f, const struct l2tpd_config *c, const void *o
 	print_str(f, addr_fmt(&t->peer, tp ? tp->udp_port : 0, buf, sizeof(buf)));
 }
 
+/*
+ * A static session's backup tunnels: one name or a list of them, each a
+ * static tunnel (checked once every tunnel is known: check_backups).
+ */
+static bool parse_backup(struct pctx *p, const config_setting_t *s, void *obj, const char *path,
+			 const struct opt *o)
+{
+	struct static_session *ss = obj;
+	int n = config_setting_is_array(s) || config_setting_is_list(s) ? config_setting_length(s) : 1;
+	const char *v;
+
+	(void)o;
+	if (n > CFG_MAX_BACKUPS)
+		return fail(p, s, path, "%d backup tunnels (valid: at most %d)", n, CFG_MAX_BACKUPS);
+	ss->n_backup = 0;
+	for (int i = 0; i < n; i++) {
+		const config_setting_t *e = n == 1 && config_setting_type(s) == CONFIG_TYPE_STRING ?
+					    s : config_setting_get_elem(s, (unsigned)i);
+
+		v = e ? config_setting_get_string(e) : NULL;
+		if (v == NULL || v[0] == '\0' || strlen(v) >= CFG_NAME_MAX)
+			return fail(p, e ? e : s, path, "not a tunnel name (valid: the name of a static "
+				    "tunnel, or a list of them, like [\"to-lns-b\"])");
+		snprintf(ss->backup[ss->n_backup++], CFG_NAME_MAX, "%s", v);
+	}
+	return true;
+}
+
+static void print_backup(FILE *f, const struct l2tpd_config *c, const void *obj, int ind)
+{
+	const struct static_session *ss = obj;
+
+	(void)c;
+	(void)ind;
+	fputs("[", f);
+	for (unsigned i = 0; i < ss->n_backup; i++) {
+		fputs(i ? ", " : " ", f);
+		print_str(f, ss->backup[i]);
+	}
+	fputs(ss->n_backup ? " ]" : "]", f);
+}
+
 static void print_local_addr(FILE *f, const struct l2tpd_config *c, const void *obj, int ind)
 {
 	const struct static_tunnel *t = obj;
@@ -1837,6 +1887,9 @@ static const struct opt session_opts[] = {
 	O_STR(SS, "profile", profile, NULL),
 	O_STR(SS, "remote_end_id", remote_end_id, check_nonempty_printable),
 	O_STR(SS, "ifname", ifname, check_ifname_pattern_or_empty),
+	O_SPECIAL(SS, "backup", backup, parse_backup, print_backup),
+	O_TIME(SS, "revert_delay", revert_delay_ms, 0, 86400000, NULL),
+	O_BOOL(SS, "revert", revert),
 	O_END
 };
 #undef SS
@@ -1921,7 +1974,8 @@ const char *const config_known_settings[] = {
 
 	"tunnels.name", "tunnels.peer", "tunnels.local", "tunnels.profile", "tunnels.sessions",
 	"tunnels.sessions.name", "tunnels.sessions.profile", "tunnels.sessions.remote_end_id",
-	"tunnels.sessions.ifname",
+	"tunnels.sessions.ifname", "tunnels.sessions.backup", "tunnels.sessions.revert_delay",
+	"tunnels.sessions.revert",
 
 	"hooks.tunnel_up", "hooks.tunnel_down", "hooks.session_up", "hooks.session_down",
 	"hooks.max_concurrent", "hooks.timeout",
@@ -2342,6 +2396,8 @@ static bool parse_sessions(struct pctx *p, const config_setting_t *s, void *obj,
 	(void)o;
 	memset(&tmpl, 0, sizeof(tmpl));
 	snprintf(tmpl.profile, sizeof(tmpl.profile), "default");
+	tmpl.revert = true;
+	tmpl.revert_delay_ms = 30000;
 	ok = parse_unique_list(p, s, &session_list, &tmpl, &arr, &t->n_sessions,
 			       offsetof(struct static_session, remote_end_id), "remote_end_id");
 	t->sessions = arr;
@@ -2365,6 +2421,42 @@ static bool parse_peer_sessions(struct pctx *p, const config_setting_t *s, void 
 			       offsetof(struct session_match, remote_end_id), "remote_end_id");
 	pp->sessions = arr;
 	return ok;
+}
+
+/* Every backup tunnel a static session names is another static tunnel, named once. */
+static bool check_backups(struct pctx *p)
+{
+	const struct l2tpd_config *c = p->c;
+
+	for (unsigned i = 0; i < c->n_tunnels; i++) {
+		const struct static_tunnel *t = &c->tunnels[i];
+		const config_setting_t *list = where(p->tun_groups ? p->tun_groups[i] : NULL,
+						     "sessions");
+
+		for (unsigned j = 0; j < t->n_sessions; j++) {
+			const struct static_session *ss = &t->sessions[j];
+			const config_setting_t *g = list ? config_setting_get_elem(list, j) : NULL;
+			const config_setting_t *at = where(g, "backup");
+
+			for (unsigned k = 0; k < ss->n_backup; k++) {
+				const char *b = ss->backup[k];
+
+				if (strcmp(b, t->name) == 0)
+					return fail(p, at, "tunnels.sessions.backup", "'%s' is the "
+						    "session's own tunnel (valid: another static "
+						    "tunnel)", b);
+				if (config_static_tunnel(c, b) == NULL)
+					return fail(p, at, "tunnels.sessions.backup", "no static "
+						    "tunnel named '%s' (valid: the name of one in "
+						    "'tunnels')", b);
+				for (unsigned m = 0; m < k; m++)
+					if (strcmp(ss->backup[m], b) == 0)
+						return fail(p, at, "tunnels.sessions.backup", "'%s' "
+							    "is listed twice", b);
+			}
+		}
+	}
+	return true;
 }
 
 /* ---- whole file ---- */
@@ -2583,6 +2675,8 @@ static bool parse_root(struct pctx *p, const config_setting_t *root)
 			    "global.reserved_tunnels", "%u reserved of global.max_tunnels "
 			    "%u (valid: fewer than max_tunnels)", c->reserved_tunnels, c->max_tunnels);
 
+	if (!check_backups(p))
+		return false;
 	if (sec[6] && !parse_group(p, sec[6], "hooks", hook_opts, &c->hooks))
 		return false;
 	if (sec[7] && !parse_group(p, sec[7], "snmp", snmp_opts, &c->snmp))

@@ -105,11 +105,23 @@ struct peer_profile {
 	uint32_t max_sessions;			/* its sessions, all tunnels together; 0: none */
 };
 
+#define CFG_MAX_BACKUPS	4
+
 struct static_session {
 	char name[CFG_NAME_MAX];
 	char profile[CFG_NAME_MAX];
 	char remote_end_id[CFG_NAME_MAX];
 	char ifname[CFG_NAME_MAX];		/* "": the profile's */
+	/*
+	 * Pseudowire redundancy: static tunnels to bring the session up
+	 * through, in order, when its own tunnel is down or refuses it; back
+	 * to its own tunnel once that has been up revert_delay (unless
+	 * revert is false).
+	 */
+	char backup[CFG_MAX_BACKUPS][CFG_NAME_MAX];
+	unsigned n_backup;
+	uint32_t revert_delay_ms;		/* default 30 s */
+	bool revert;				/* default true */
 };
 
 struct static_tunnel {
@@ -195,6 +207,8 @@ void config_print(const struct l2tpd_config *c, FILE *out);
 void config_print_secrets(bool show);
 
 const struct tunnel_profile *config_tunnel_profile(const struct l2tpd_config *c, const char *name);
+/* The static tunnel of that name, or NULL. */
+const struct static_tunnel *config_static_tunnel(const struct l2tpd_config *c, const char *name);
 const struct session_profile *config_session_profile(const struct l2tpd_config *c, const char *name);
 /* The entry of pp for an incoming session's Remote End ID (len bytes), or NULL. */
 const struct session_match *config_match_session(const struct peer_profile *pp,

@@ -741,7 +741,7 @@ static void h_session_show(struct ctl_conn *c, int64_t id, json_object *args)
 	static const char *const known[] = { "session_id", "name", NULL };
 	struct argerr e;
 	struct session *s;
-	json_object *o;
+	json_object *o, *r;
 
 	if (!arg_check_known(args, known, &e))
 		return conn_reply(c, id, CTL_E_INVALID, e.msg, NULL);
@@ -749,6 +749,8 @@ static void h_session_show(struct ctl_conn *c, int64_t id, json_object *args)
 		return;
 	o = session_json(s, true);
 	add_cookie_check(o, s);
+	if (s->origin == ORIGIN_CONFIG && (r = pwred_json(name_str(s->name))) != NULL)
+		json_object_object_add(o, "redundancy", r);
 	conn_reply(c, id, CTL_OK, NULL, o);
 }
 

@@ -442,7 +442,31 @@ struct handover_stats {
 };
 void handover_stats(struct handover_stats *st);
 
+/* pwred.c: pseudowire redundancy (static sessions with backup tunnels) */
+struct pwred_state {
+	char session[CFG_NAME_MAX];
+	char primary[CFG_NAME_MAX];	/* its own tunnel */
+	char tunnel[CFG_NAME_MAX];	/* where it is up now; "" when nowhere */
+	char last_tunnel[CFG_NAME_MAX];	/* where it was up last */
+	char why[160];			/* why it is on a backup, or moving */
+	bool active_backup;
+	unsigned switches;		/* moves from one tunnel to another */
+	int64_t since;			/* when it came up where it is (Unix time) */
+};
+int pwred_init(void);
+/* After a reload: records for the sessions that now have backups, none for the others. */
+void pwred_config_changed(void);
+/* True when static session sess (of config c) may live on tunnel as one of its backups. */
+bool pwred_visiting(const char *sess, const char *tunnel, const struct l2tpd_config *c);
+const struct pwred_state *pwred_state(const char *sess);
+/* Iteration over every record: pwred_next(NULL) is the first. */
+const struct pwred_state *pwred_next(const struct pwred_state *prev);
+/* {path, primary, tunnel, why, switches, since}, or NULL for a session without backups. */
+json_object *pwred_json(const char *sess);
+
 /* reload.c */
+/* Opens static session `sess` (of any static tunnel's definition) on t; false when it cannot. */
+bool static_session_open(struct tunnel *t, const char *sess);
 /* Switches to newc (taking ownership) and applies the difference to live objects. */
 int config_apply(struct l2tpd_config *newc, json_object *summary, char *err, size_t errlen);
 void static_tunnels_start(void);

@@ -449,6 +449,8 @@ int main(int argc, char **argv)
 	modules_init(c);
 	snmpagent_init(c);
 	handover_adopt();
+	if (pwred_init() < 0)
+		fatalx("pseudowire redundancy: cannot start");
 	static_tunnels_start();
 	log_info("started: version %s, event loop %s, data plane %s, router id %s, control %s",
 		 PACKAGE_VERSION, usl_loop_backend(l2tpd.loop), l2tpd.dp->name,

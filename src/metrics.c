@@ -269,6 +269,30 @@ static void restarts(FILE *f)
 	fprintf(f, "l2tpv3d_restart_duration_seconds %.3f\n", (double)st.restart_ms / 1000);
 }
 
+/*
+ * Pseudowire redundancy: which path each static session with backups is
+ * on, and how often it moved.  Names come from the configuration (no
+ * quote or backslash can be in one: check_name).
+ */
+static void redundancy(FILE *f)
+{
+	const struct pwred_state *st;
+
+	if (pwred_next(NULL) == NULL)
+		return;
+	family(f, "l2tpv3d_session_on_backup", "gauge",
+	       "1 when a static session with backup tunnels is up through one of them, 0 when "
+	       "through its own tunnel or nowhere (tunnel label: where it is up, or \"\").");
+	for (st = pwred_next(NULL); st != NULL; st = pwred_next(st))
+		fprintf(f, "l2tpv3d_session_on_backup{session=\"%s\",primary=\"%s\",tunnel=\"%s\"} %d\n",
+			st->session, st->primary, st->tunnel, st->active_backup && st->tunnel[0]);
+	family(f, "l2tpv3d_session_path_switches_total", "counter",
+	       "Moves of a static session from one tunnel to another (to a backup and back).");
+	for (st = pwred_next(NULL); st != NULL; st = pwred_next(st))
+		fprintf(f, "l2tpv3d_session_path_switches_total{session=\"%s\"} %u\n", st->session,
+			st->switches);
+}
+
 static void identity(FILE *f)
 {
 	int64_t up_ms = usl_time_to_ms(usl_time_sub(usl_timerset_now(l2tpd.timers), l2tpd.started));
@@ -279,6 +303,7 @@ static void identity(FILE *f)
 	family(f, "l2tpv3d_start_time_seconds", "gauge", "When the daemon started (Unix time).");
 	fprintf(f, "l2tpv3d_start_time_seconds %lld\n", (long long)(time(NULL) - up_ms / 1000));
 	restarts(f);
+	redundancy(f);
 	if (l2tpd.last_reload_at == 0)
 		return;
 	family(f, "l2tpv3d_last_reload_timestamp_seconds", "gauge",

@@ -87,10 +87,7 @@ struct reload_counts {
 
 static const struct static_tunnel *find_static(const struct l2tpd_config *c, const char *name)
 {
-	for (unsigned i = 0; i < c->n_tunnels; i++)
-		if (strcmp(c->tunnels[i].name, name) == 0)
-			return &c->tunnels[i];
-	return NULL;
+	return config_static_tunnel(c, name);
 }
 
 static const struct static_session *find_static_session(const struct static_tunnel *st,
@@ -163,6 +160,19 @@ static bool static_session_start(struct tunnel *t, const struct l2tpd_config *c,
 	return true;
 }
 
+bool static_session_open(struct tunnel *t, const char *sess)
+{
+	const struct l2tpd_config *c = l2tpd.conf;
+
+	for (unsigned i = 0; i < c->n_tunnels; i++) {
+		const struct static_session *ss = find_static_session(&c->tunnels[i], sess);
+
+		if (ss != NULL)
+			return static_session_start(t, c, ss, NULL);
+	}
+	return false;
+}
+
 static bool static_tunnel_start(const struct l2tpd_config *c, const struct static_tunnel *st)
 {
 	const struct tunnel_profile *p = config_tunnel_profile(c, st->profile);
@@ -182,8 +192,10 @@ static bool static_tunnel_start(const struct l2tpd_config *c, const struct stati
 		static_tunnel_lost(st->name, false);
 		return false;
 	}
+	/* one up through a backup tunnel (pwred.c) stays there until it moves back */
 	for (unsigned i = 0; i < st->n_sessions; i++)
-		static_session_start(t, c, &st->sessions[i], NULL);
+		if (session_find_name(st->sessions[i].name) == NULL)
+			static_session_start(t, c, &st->sessions[i], NULL);
 	return true;
 }
 
@@ -382,7 +394,7 @@ void static_tunnels_start(void)
 		for (unsigned j = 0; j < st->n_sessions; j++) {
 			struct session *s = session_find_name(st->sessions[j].name);
 
-			if (s == NULL || s->tunnel != t || s->sess == NULL)
+			if (s == NULL)
 				static_session_start(t, l2tpd.conf, &st->sessions[j], NULL);
 		}
 	}
@@ -398,7 +410,7 @@ static void sessions_apply(struct tunnel *t, const struct l2tpd_config *c,
 		struct session *s = usl_container_of(pos, struct session, tunnel_link);
 		const struct static_session *ss;
 
-		if (s->origin != ORIGIN_CONFIG)
+		if (s->origin != ORIGIN_CONFIG || pwred_visiting(s->name, name_str(t->name), c))
 			continue;
 		ss = find_static_session(st, name_str(s->name));
 		if (ss == NULL || !session_matches(s, c, ss)) {
@@ -408,7 +420,7 @@ static void sessions_apply(struct tunnel *t, const struct l2tpd_config *c,
 	}
 	for (unsigned i = 0; i < st->n_sessions; i++) {
 		struct session *s = session_find_name(st->sessions[i].name);
-		if (s == NULL || s->tunnel != t || s->sess == NULL)
+		if (s == NULL || (s->sess == NULL && s->tunnel == t))
 			static_session_start(t, c, &st->sessions[i], n);
 	}
 }
@@ -527,6 +539,7 @@ int config_apply(struct l2tpd_config *newc, json_object *summary, char *err, siz
 	newc->snmp = old->snmp;	/* the subagent was set up at start */
 	l2tpd.conf = newc;
 	globals_apply(newc);
+	pwred_config_changed();
 	tunnels_apply(newc, &n);
 	config_free(old);
 	log_info("reload: tunnels kept %u, started %u, restarted %u, deleted %u; sessions started %u, deleted %u",
