@@ -55,6 +55,9 @@ static const struct name_val responder_port_names[] = {
 	{ "auto", CFG_SPORT_AUTO }, { "listener", CFG_SPORT_1701 },
 	{ "ephemeral", CFG_SPORT_EPHEMERAL }, { NULL, 0 }
 };
+static const struct name_val reload_peers_names[] = {
+	{ "clear", CFG_RELOAD_PEERS_CLEAR }, { "report", CFG_RELOAD_PEERS_REPORT }, { NULL, 0 }
+};
 static const struct name_val digest_names[] = {
 	{ "none", CFG_DIGEST_NONE }, { "md5", CFG_DIGEST_MD5 }, { "sha1", CFG_DIGEST_SHA1 },
 	{ NULL, 0 }
@@ -1763,6 +1766,7 @@ static const struct opt global_opts[] = {
 	O_UINT(G, "udp_port", udp_port, 1, 65535, NULL),
 	O_BOOL(G, "listen_ip", listen_ip),
 	O_ENUM(G, "responder_port", responder_port, responder_port_names),
+	O_ENUM(G, "reload_peers", reload_peers, reload_peers_names),
 	O_WORD(G, "event_loop", event_loop, event_loop_names),
 	O_STR(G, "hostname", hostname, check_hostname),
 	O_SPECIAL(G, "router_id", router_id, parse_router_id, print_router_id),
@@ -1935,7 +1939,7 @@ static const struct section {
 /* Kept in step with the tables by check_config (it compares with config_print()). */
 const char *const config_known_settings[] = {
 	"global.listen", "global.udp_port", "global.listen_ip", "global.event_loop",
-	"global.responder_port",
+	"global.responder_port", "global.reload_peers",
 	"global.hostname", "global.router_id", "global.secret", "global.max_tunnels",
 	"global.metrics_listen",
 	"global.max_sessions", "global.max_sessions_per_tunnel", "global.max_half_open",

@@ -156,6 +156,12 @@ struct l2tpd_config {
 	uint16_t udp_port;			/* default 1701 */
 	bool listen_ip;				/* also listen for L2TP over IP (proto 115) */
 	enum cfg_sport responder_port;		/* "auto" (default) | "listener" | "ephemeral" */
+	/*
+	 * A reload and the tunnels and sessions peers opened under the old
+	 * configuration: cleared when the new one would not accept them as
+	 * they are ("clear", default), or only listed in the summary ("report").
+	 */
+	enum cfg_reload_peers { CFG_RELOAD_PEERS_CLEAR, CFG_RELOAD_PEERS_REPORT } reload_peers;
 	char event_loop[16];			/* "epoll" (default) | "poll" */
 	char hostname[CFG_NAME_MAX];		/* default: gethostname() */
 	uint32_t router_id;			/* 0: derived from a local address */

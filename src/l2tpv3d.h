@@ -298,6 +298,13 @@ void tunnel_dp_lost(struct tunnel *t, const char *why);
 bool tunnel_reclaim_held_socket(void);
 void tunnel_probe_due(struct usl_timer *tm);
 json_object *tunnel_json(const struct tunnel *t, bool detail);
+/*
+ * A reload: whether the configuration now in force (l2tpd.conf) still
+ * accepts peer-opened tunnel t as old did (same peers entry, still
+ * accepting, same secret).  0, or the StopCCN result to clear it with and why.
+ */
+uint16_t tunnel_reaccept(const struct tunnel *t, const struct l2tpd_config *old, char *why,
+			 size_t len);
 /* Restart handover: up, with nothing half-done (its sessions may be). */
 bool tunnel_can_handover(const struct tunnel *t);
 /* Its record (the daemon's, the engine's, the data plane's, its sessions'). */
@@ -338,6 +345,13 @@ void session_delete(struct session *s, uint16_t result, const char *msg);
 void session_dp_done(struct session *s, int err);
 void session_dp_lost(struct session *s, const char *why);
 json_object *session_json(const struct session *s, bool detail);
+/*
+ * A reload: whether the configuration now in force would accept the
+ * peer-opened session s with the settings it has (its Remote End ID still
+ * allowed, mapped to the same profile, interface name and bridge).  0, or
+ * the CDN result to clear it with and why.
+ */
+uint16_t session_reaccept(const struct session *s, char *why, size_t len);
 /* Restart handover: established in the data plane and not a PPP one (pppd is our child). */
 bool session_can_handover(const struct session *s);
 void session_save(const struct session *s, struct usl_pack *w);

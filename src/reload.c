@@ -83,6 +83,7 @@ static void static_on_event(const struct l2tpd_event *ev, void *arg)
 
 struct reload_counts {
 	unsigned kept, started, deleted, restarted, sess_started, sess_deleted;
+	unsigned peer_tunnels, peer_sessions;	/* peer-opened ones the new file does not accept */
 };
 
 static const struct static_tunnel *find_static(const struct l2tpd_config *c, const char *name)
@@ -468,6 +469,84 @@ static void tunnels_apply(const struct l2tpd_config *c, struct reload_counts *n)
 	free(restarting);
 }
 
+#define PEER_CHANGES_LISTED	50	/* the summary lists the first ones; the log has each */
+
+static void peer_change(json_object *list, const struct tunnel *t, const struct session *s,
+			const char *why, bool cleared)
+{
+	json_object *o;
+	char peer[64];
+
+	log_info("reload: %s %s %u (peer %s%s%s): %s", cleared ? "clearing" : "would clear",
+		 s ? "session" : "tunnel", s ? s->id : t->id,
+		 sockaddr_ntop(&t->remote.sa), t->peer_entry ? ", peers entry " : "",
+		 name_str(t->peer_entry), why);
+	if (json_object_array_length(list) >= PEER_CHANGES_LISTED)
+		return;
+	o = json_object_new_object();
+	json_add_int(o, "tunnel_id", t->id);
+	if (s != NULL)
+		json_add_int(o, "session_id", s->id);
+	tunnel_peer_str(t, peer, sizeof(peer));
+	json_add_str(o, "peer", peer);
+	json_add_str(o, "peers_entry", name_str(t->peer_entry));
+	json_add_str(o, "why", why);
+	json_add_str(o, "action", cleared ? "cleared" : "reported");
+	json_object_array_add(list, o);
+}
+
+/* Sessions of a kept peer-opened tunnel whose Remote End ID the new file maps otherwise. */
+static void peer_sessions_apply(struct tunnel *t, bool clear, json_object *list,
+				struct reload_counts *n)
+{
+	struct usl_list *pos, *tmp;
+	char why[256];
+	uint16_t rc;
+
+	usl_list_foreach_safe(pos, tmp, &t->sessions) {
+		struct session *s = usl_container_of(pos, struct session, tunnel_link);
+
+		if ((rc = session_reaccept(s, why, sizeof(why))) == 0)
+			continue;
+		peer_change(list, t, s, why, clear);
+		n->peer_sessions++;
+		if (clear)
+			session_delete(s, rc, why);
+	}
+}
+
+/*
+ * Tunnels peers opened agree with the new file: one no entry accepts as it
+ * is any more is cleared with a StopCCN that says why (or, with
+ * reload_peers = "report", only listed), and so are its sessions whose
+ * Remote End ID is now refused or mapped to other settings.
+ */
+static void peers_apply(const struct l2tpd_config *old, const struct l2tpd_config *c,
+			json_object *list, struct reload_counts *n)
+{
+	bool clear = c->reload_peers == CFG_RELOAD_PEERS_CLEAR;
+	struct usl_rb_node *node, *next;
+	char why[256];
+	uint16_t rc;
+
+	for (node = usl_rb_first(&l2tpd.tunnel_order); node != NULL; node = next) {
+		struct tunnel *t = usl_rb_entry(node, struct tunnel, by_order);
+
+		next = usl_rb_next(node);
+		if (t->origin != ORIGIN_PEER || t->closing ||
+		    l2tp_cc_state(t->cc) >= L2TP_CC_STOPPING)
+			continue;
+		if ((rc = tunnel_reaccept(t, old, why, sizeof(why))) == 0) {
+			peer_sessions_apply(t, clear, list, n);
+			continue;
+		}
+		peer_change(list, t, NULL, why, clear);
+		n->peer_tunnels++;
+		if (clear)
+			tunnel_delete(t, rc, why);
+	}
+}
+
 static bool listen_changed(const struct l2tpd_config *a, const struct l2tpd_config *b)
 {
 	if (a->n_listen != b->n_listen || a->udp_port != b->udp_port || a->listen_ip != b->listen_ip)
@@ -522,7 +601,7 @@ int config_apply(struct l2tpd_config *newc, json_object *summary, char *err, siz
 {
 	struct l2tpd_config *old = l2tpd.conf;
 	struct reload_counts n = { 0 };
-	json_object *rr;
+	json_object *rr, *peer_list;
 
 	if (listen_changed(old, newc) && transport_replace(newc, err, errlen) < 0)
 		return -1;
@@ -541,9 +620,14 @@ int config_apply(struct l2tpd_config *newc, json_object *summary, char *err, siz
 	globals_apply(newc);
 	pwred_config_changed();
 	tunnels_apply(newc, &n);
+	peer_list = json_object_new_array();
+	peers_apply(old, newc, peer_list, &n);
 	config_free(old);
-	log_info("reload: tunnels kept %u, started %u, restarted %u, deleted %u; sessions started %u, deleted %u",
-		 n.kept, n.started, n.restarted, n.deleted, n.sess_started, n.sess_deleted);
+	log_info("reload: tunnels kept %u, started %u, restarted %u, deleted %u; sessions started %u, "
+		 "deleted %u; peers' tunnels %s %u, sessions %u", n.kept, n.started, n.restarted,
+		 n.deleted, n.sess_started, n.sess_deleted,
+		 newc->reload_peers == CFG_RELOAD_PEERS_CLEAR ? "cleared" : "not accepted",
+		 n.peer_tunnels, n.peer_sessions);
 	json_add_int(summary, "tunnels_kept", n.kept);
 	json_add_int(summary, "tunnels_started", n.started);
 	json_add_int(summary, "tunnels_restarted", n.restarted);
@@ -551,5 +635,10 @@ int config_apply(struct l2tpd_config *newc, json_object *summary, char *err, siz
 	json_add_int(summary, "sessions_started", n.sess_started);
 	json_add_int(summary, "sessions_deleted", n.sess_deleted);
 	json_object_object_add(summary, "restart_required", rr);
+	json_add_int(summary, newc->reload_peers == CFG_RELOAD_PEERS_CLEAR ?
+		     "peer_tunnels_cleared" : "peer_tunnels_not_accepted", n.peer_tunnels);
+	json_add_int(summary, newc->reload_peers == CFG_RELOAD_PEERS_CLEAR ?
+		     "peer_sessions_cleared" : "peer_sessions_not_accepted", n.peer_sessions);
+	json_object_object_add(summary, "peer_changes", peer_list);
 	return 0;
 }

@@ -741,6 +741,29 @@ json_object *session_json(const struct session *s, bool detail)
 	return o;
 }
 
+/* ---- reload ----------------------------------------------------------------- */
+
+uint16_t session_reaccept(const struct session *s, char *why, size_t len)
+{
+	struct session_profile prof;
+	const uint8_t *reid;
+	uint16_t n = 0;
+	int rc;
+
+	if (s->origin != ORIGIN_PEER || s->sess == NULL || s->deleted)
+		return 0;
+	reid = l2tp_sess_remote_end_id(s->sess, &n);
+	rc = session_accept_profile(s->tunnel, reid, n, &prof, why, len);
+	if (rc != 0)
+		return (uint16_t)rc;
+	if (!session_profile_eq(&prof, s->prof)) {
+		snprintf(why, len, "its Remote End ID now selects other settings (profile %s)",
+			 prof.name);
+		return L2TP_CDN_ADMIN;
+	}
+	return 0;
+}
+
 /* ---- restart handover (handover.c) -------------------------------------- */
 
 bool session_can_handover(const struct session *s)

@@ -1589,6 +1589,37 @@ static const char *peer_secret(const struct peer_profile *pp, const struct tunne
 	return pp->secret[0] ? pp->secret : prof->secret[0] ? prof->secret : l2tpd.conf->secret;
 }
 
+/* The secret a peers entry's tunnels authenticate with, in configuration c. */
+static const char *entry_secret(const struct l2tpd_config *c, const struct peer_profile *pp)
+{
+	const struct tunnel_profile *tp = config_tunnel_profile(c, pp->tunnel_profile);
+
+	return pp->secret[0] ? pp->secret : tp != NULL && tp->secret[0] ? tp->secret : c->secret;
+}
+
+uint16_t tunnel_reaccept(const struct tunnel *t, const struct l2tpd_config *old, char *why,
+			 size_t len)
+{
+	const struct peer_profile *pp = config_match_peer(l2tpd.conf, &t->remote.sa);
+	const struct peer_profile *opp = config_peer_by_name(old, name_str(t->peer_entry));
+	const char *was = name_str(t->peer_entry);
+
+	if (!pp->accept) {
+		snprintf(why, len, "peers entry %s does not accept it any more",
+			 pp == &l2tpd.conf->peer_default ? "peer_default" : pp->name);
+		return L2TP_STOPCCN_NOT_AUTHORIZED;
+	}
+	if (strcmp(pp->name, was) != 0) {
+		snprintf(why, len, "it now matches peers entry %s, not %s", pp->name, was);
+		return L2TP_STOPCCN_NORMAL;
+	}
+	if (opp != NULL && strcmp(entry_secret(l2tpd.conf, pp), entry_secret(old, opp)) != 0) {
+		snprintf(why, len, "the secret of peers entry %s changed", pp->name);
+		return L2TP_STOPCCN_NOT_AUTHORIZED;
+	}
+	return 0;
+}
+
 /* Hands h (if any) to t, or fails it; a heir held on the peer is freed. */
 static void heir_settle(struct tunnel_heir *h, struct tunnel_heir *held, struct tunnel *t,
 			const char *why)

@@ -46,7 +46,8 @@ INTEGRATION_TESTS = \
 	tests/integration/refusal-auth.sh \
 	tests/integration/forgotten-ccid.sh \
 	tests/integration/handover.sh \
-	tests/integration/pwred.sh
+	tests/integration/pwred.sh \
+	tests/integration/reload-peers.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += tests/integration/lib.sh $(INTEGRATION_TESTS) scripts/lib.sh scripts/demo \
 	tests/integration/promcheck.py tests/integration/peer.py tests/integration/peer-lib.sh
