@@ -305,6 +305,16 @@ json_object *tunnel_json(const struct tunnel *t, bool detail);
  */
 uint16_t tunnel_reaccept(const struct tunnel *t, const struct l2tpd_config *old, char *why,
 			 size_t len);
+/*
+ * A reload changed t's profile to p: when only settings a live connection
+ * can take differ, they are applied now (changed lists them: "" when none)
+ * and true is returned; else false, *restart naming the first setting that
+ * needs a new connection.
+ */
+bool tunnel_reconfigure(struct tunnel *t, const struct tunnel_profile *p, char *changed,
+			size_t len, const char **restart);
+/* The profile a peer-opened tunnel would be accepted with now. */
+void tunnel_peer_profile(const struct tunnel *t, struct tunnel_profile *out);
 /* Restart handover: up, with nothing half-done (its sessions may be). */
 bool tunnel_can_handover(const struct tunnel *t);
 /* Its record (the daemon's, the engine's, the data plane's, its sessions'). */

@@ -2,6 +2,7 @@
  * src/profile.c - interned profiles (see profile.h).
  */
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +18,61 @@ struct prof_box {
 };
 
 static struct usl_hash tprofs, sprofs;
+
+const char *tunnel_profile_restart_field(const struct tunnel_profile *a,
+					 const struct tunnel_profile *b)
+{
+	if (a->encap != b->encap)
+		return "encap";
+	if (a->udp_src_port != b->udp_src_port)
+		return "udp_src_port";
+	if (a->udp_port != b->udp_port)
+		return "udp_port";
+	if (a->rx_window != b->rx_window)
+		return "rx_window";	/* advertised in our SCCRQ/SCCRP: 4.2 */
+	if (a->digest != b->digest)
+		return "digest";
+	if (strcmp(a->secret, b->secret) != 0)
+		return "secret";
+	if (a->hide_avps != b->hide_avps)
+		return "hide_avps";
+	return NULL;
+}
+
+void tunnel_profile_live_changes(const struct tunnel_profile *a, const struct tunnel_profile *b,
+				 char *buf, size_t len)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+		size_t size;
+	} live[] = {
+#define LIVE(f) { #f, offsetof(struct tunnel_profile, f), sizeof(((struct tunnel_profile *)0)->f) }
+		LIVE(hello_interval_ms), LIVE(setup_timeout_ms), LIVE(session_setup_timeout_ms),
+		LIVE(retransmit_initial_ms), LIVE(retransmit_cap_ms), LIVE(max_retries),
+		LIVE(sccrq_max_retries), LIVE(sccrp_max_retries), LIVE(delayed_ack_ms),
+		LIVE(send_window), LIVE(send_ack_msg), LIVE(max_sessions),
+#undef LIVE
+	};
+	size_t used = 0;
+
+	buf[0] = '\0';
+	if (strcmp(a->name, b->name) != 0)
+		used += (size_t)snprintf(buf, len, "profile");
+	for (size_t i = 0; i < sizeof(live) / sizeof(live[0]) && used < len; i++) {
+		const char *n = live[i].name;
+		size_t nl = strlen(n);
+
+		if (memcmp((const char *)a + live[i].off, (const char *)b + live[i].off,
+			   live[i].size) == 0)
+			continue;
+		/* the file's names: hello_interval, not hello_interval_ms */
+		if (nl > 3 && strcmp(n + nl - 3, "_ms") == 0)
+			nl -= 3;
+		used += (size_t)snprintf(buf + used, len - used, "%s%.*s", used ? ", " : "",
+					 (int)nl, n);
+	}
+}
 
 bool tunnel_profile_eq(const struct tunnel_profile *a, const struct tunnel_profile *b)
 {

@@ -12,11 +12,23 @@
 #define L2TPD_PROFILE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include "config.h"
 
 /* Field by field: struct padding makes memcmp() of copies unreliable. */
 bool tunnel_profile_eq(const struct tunnel_profile *a, const struct tunnel_profile *b);
 bool session_profile_eq(const struct session_profile *a, const struct session_profile *b);
+
+/*
+ * Reload: the first setting that differs between a and b and needs a new
+ * connection (the encapsulation, ports, advertised window, authentication),
+ * or NULL when a live connection can take b; the settings that differ and
+ * can, as "hello_interval, max_retries" (the file's names) in buf.
+ */
+const char *tunnel_profile_restart_field(const struct tunnel_profile *a,
+					 const struct tunnel_profile *b);
+void tunnel_profile_live_changes(const struct tunnel_profile *a, const struct tunnel_profile *b,
+				 char *buf, size_t len);
 
 /* A shared copy equal to p (one more reference), or NULL on ENOMEM. */
 const struct tunnel_profile *tunnel_profile_get(const struct tunnel_profile *p);

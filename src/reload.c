@@ -84,7 +84,39 @@ static void static_on_event(const struct l2tpd_event *ev, void *arg)
 struct reload_counts {
 	unsigned kept, started, deleted, restarted, sess_started, sess_deleted;
 	unsigned peer_tunnels, peer_sessions;	/* peer-opened ones the new file does not accept */
+	unsigned updated;			/* live connections that took new settings */
+	json_object *updated_list;		/* [{tunnel, settings}] */
+	json_object *restart_why;		/* [{tunnel, setting}]: why each was restarted */
 };
+
+/* Applies the live settings of p to t, or says which one needs a new connection. */
+static bool tunnel_update(struct tunnel *t, const struct tunnel_profile *p, struct reload_counts *n)
+{
+	char changed[256];
+	const char *restart;
+	json_object *o;
+	char id[16];
+
+	if (!tunnel_reconfigure(t, p, changed, sizeof(changed), &restart)) {
+		o = json_object_new_object();
+		snprintf(id, sizeof(id), "%u", t->id);
+		json_add_str(o, "tunnel", t->name ? t->name : id);
+		json_add_str(o, "setting", restart);
+		json_object_array_add(n->restart_why, o);
+		return false;
+	}
+	if (changed[0] == '\0')
+		return true;
+	n->updated++;
+	log_info("reload: tunnel %s (%u): %s applied to the live connection", name_str(t->name),
+		 t->id, changed);
+	o = json_object_new_object();
+	snprintf(id, sizeof(id), "%u", t->id);
+	json_add_str(o, "tunnel", t->name ? t->name : id);
+	json_add_str(o, "settings", changed);
+	json_object_array_add(n->updated_list, o);
+	return true;
+}
 
 static const struct static_tunnel *find_static(const struct l2tpd_config *c, const char *name)
 {
@@ -108,16 +140,6 @@ static bool addr_same(const union saddr *a, const struct cfg_addr *b)
 		return true;
 	return sockaddr_eq_addr(&a->sa, (const struct sockaddr *)&b->ss) &&
 	       sockaddr_port(&a->sa) == sockaddr_port((const struct sockaddr *)&b->ss);
-}
-
-/* True when the running tunnel t already is what st (in config c) asks for. */
-static bool tunnel_matches(const struct tunnel *t, const struct l2tpd_config *c,
-			   const struct static_tunnel *st)
-{
-	const struct tunnel_profile *p = config_tunnel_profile(c, st->profile);
-
-	return p != NULL && tunnel_profile_eq(p, t->prof) &&
-	       addr_same(&t->dest_cfg, &st->peer) && addr_same(&t->local_cfg, &st->local);
 }
 
 /* Its profile, with the session's own interface name when it sets one; false: unknown. */
@@ -445,7 +467,11 @@ static void tunnels_apply(const struct l2tpd_config *c, struct reload_counts *n)
 		if (t->origin != ORIGIN_CONFIG || t->closing)
 			continue;
 		st = find_static(c, name_str(t->name));
-		if (st != NULL && tunnel_matches(t, c, st)) {
+		/* same peer and local address: new timers and the like go to the live connection */
+		if (st != NULL && addr_same(&t->dest_cfg, &st->peer) &&
+		    addr_same(&t->local_cfg, &st->local) &&
+		    config_tunnel_profile(c, st->profile) != NULL &&
+		    tunnel_update(t, config_tunnel_profile(c, st->profile), n)) {
 			n->kept++;
 			sessions_apply(t, c, st, n);
 			continue;
@@ -537,6 +563,11 @@ static void peers_apply(const struct l2tpd_config *old, const struct l2tpd_confi
 		    l2tp_cc_state(t->cc) >= L2TP_CC_STOPPING)
 			continue;
 		if ((rc = tunnel_reaccept(t, old, why, sizeof(why))) == 0) {
+			struct tunnel_profile p;
+
+			/* what it would be accepted with now: live settings apply, the rest waits */
+			tunnel_peer_profile(t, &p);
+			tunnel_update(t, &p, n);
 			peer_sessions_apply(t, clear, list, n);
 			continue;
 		}
@@ -607,6 +638,8 @@ int config_apply(struct l2tpd_config *newc, json_object *summary, char *err, siz
 		return -1;
 	rr = json_object_new_array();
 	restart_required(old, newc, rr);
+	n.updated_list = json_object_new_array();
+	n.restart_why = json_object_new_array();
 	/* keep what cannot change at run time, so state and config agree */
 	snprintf(newc->event_loop, sizeof(newc->event_loop), "%s", old->event_loop);
 	snprintf(newc->dataplane, sizeof(newc->dataplane), "%s", old->dataplane);
@@ -640,5 +673,8 @@ int config_apply(struct l2tpd_config *newc, json_object *summary, char *err, siz
 	json_add_int(summary, newc->reload_peers == CFG_RELOAD_PEERS_CLEAR ?
 		     "peer_sessions_cleared" : "peer_sessions_not_accepted", n.peer_sessions);
 	json_object_object_add(summary, "peer_changes", peer_list);
+	json_add_int(summary, "tunnels_updated", n.updated);
+	json_object_object_add(summary, "updated", n.updated_list);
+	json_object_object_add(summary, "restarted_because", n.restart_why);
 	return 0;
 }

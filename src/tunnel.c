@@ -1589,6 +1589,13 @@ static const char *peer_secret(const struct peer_profile *pp, const struct tunne
 	return pp->secret[0] ? pp->secret : prof->secret[0] ? prof->secret : l2tpd.conf->secret;
 }
 
+void tunnel_peer_profile(const struct tunnel *t, struct tunnel_profile *out)
+{
+	const struct peer_profile *pp;
+
+	peer_setup(&t->remote.sa, t->encap, &pp, out);
+}
+
 /* The secret a peers entry's tunnels authenticate with, in configuration c. */
 static const char *entry_secret(const struct l2tpd_config *c, const struct peer_profile *pp)
 {
@@ -1961,12 +1968,52 @@ json_object *tunnel_json(const struct tunnel *t, bool detail)
 		json_add_str(o, "peer_entry", t->peer_entry);
 	json_add_str(o, "auth", l2tp_cc_auth_on(t->cc) ? config_digest_name(t->prof->digest) : "none");
 	if (detail) {
+		const struct l2tp_cc_cfg *cc = l2tp_cc_cfg(t->cc);
+
+		/* what the connection runs with: a reload may have changed them live */
+		json_add_int(o, "hello_interval_ms", usl_time_is_never(cc->hello_interval) ? 0 :
+			     usl_time_to_ms(cc->hello_interval));
+		json_add_int(o, "retransmit_initial_ms", usl_time_to_ms(cc->rtx_initial));
+		json_add_int(o, "retransmit_cap_ms", usl_time_to_ms(cc->rtx_cap));
+		json_add_int(o, "max_retries", cc->max_retries);
 		json_object_object_add(o, "counters", tunnel_counters_json(t));
 		json_object *dp = l2tpd.dp->describe ? l2tpd.dp->describe(t, NULL) : NULL;
 		if (dp != NULL)
 			json_object_object_add(o, "dataplane", dp);
 	}
 	return o;
+}
+
+/* ---- reload: settings a live connection takes ------------------------------ */
+
+bool tunnel_reconfigure(struct tunnel *t, const struct tunnel_profile *p, char *changed,
+			size_t len, const char **restart)
+{
+	const struct tunnel_profile *np;
+	struct l2tp_cc_cfg cfg;
+
+	changed[0] = '\0';
+	*restart = tunnel_profile_restart_field(t->prof, p);
+	if (*restart != NULL)
+		return false;
+	tunnel_profile_live_changes(t->prof, p, changed, len);
+	if (changed[0] == '\0')
+		return true;
+	np = tunnel_profile_get(p);
+	if (np == NULL) {
+		*restart = "out of memory";
+		return false;
+	}
+	/* the secret and the rest are the tunnel's own: only the live fields are read */
+	cc_cfg_from_profile(&cfg, np, t->encap, "");
+	if (l2tp_cc_reconfigure(t->cc, &cfg) < 0) {
+		tunnel_profile_put(np);
+		*restart = "the protocol engine refused the new values";
+		return false;
+	}
+	tunnel_profile_put(t->prof);
+	t->prof = np;
+	return true;
 }
 
 /* ---- restart handover (handover.c) -------------------------------------- */

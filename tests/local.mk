@@ -47,7 +47,8 @@ INTEGRATION_TESTS = \
 	tests/integration/forgotten-ccid.sh \
 	tests/integration/handover.sh \
 	tests/integration/pwred.sh \
-	tests/integration/reload-peers.sh
+	tests/integration/reload-peers.sh \
+	tests/integration/reload-live.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += tests/integration/lib.sh $(INTEGRATION_TESTS) scripts/lib.sh scripts/demo \
 	tests/integration/promcheck.py tests/integration/peer.py tests/integration/peer-lib.sh

@@ -2247,3 +2247,39 @@ void l2tp_cc_discard_restored(struct l2tp_cc *cc)
 {
 	cc_destroy(cc);
 }
+
+/* ------------------------------------------------------------------ */
+/* settings changed on a live connection (a reload) */
+
+int l2tp_cc_reconfigure(struct l2tp_cc *cc, const struct l2tp_cc_cfg *cfg)
+{
+	struct l2tp_cc_cfg c = cc->cfg;
+
+	c.rtx_initial = cfg->rtx_initial;
+	c.rtx_cap = cfg->rtx_cap;
+	c.max_retries = cfg->max_retries;
+	c.ack_delay = cfg->ack_delay;
+	c.explicit_ack = cfg->explicit_ack;
+	c.hello_interval = cfg->hello_interval;
+	c.hello_jitter_pct = cfg->hello_jitter_pct;
+	c.sess_setup_timeout = cfg->sess_setup_timeout;
+	c.setup_timeout = cfg->setup_timeout;
+	c.tx_window_max = cfg->tx_window_max;
+	if (!cc_cfg_valid(&c)) {
+		errno = EINVAL;
+		return -1;
+	}
+	cc->cfg = c;
+	/* the reliable layer: messages already queued keep the budget they had */
+	cc->rd.cfg.rtx_initial = c.rtx_initial;
+	cc->rd.cfg.rtx_cap = c.rtx_cap;
+	cc->rd.cfg.max_retries = c.max_retries;
+	cc->rd.cfg.ack_delay = c.ack_delay;
+	if (cc->state == L2TP_CC_ESTABLISHED) {
+		l2tp_rd_set_peer_window(&cc->rd, cc_tx_window(cc));
+		/* the keepalive counts from the last message heard, at the new interval */
+		usl_timer_cancel(&cc->timer);
+		cc_hello_arm(cc);
+	}
+	return 0;
+}

@@ -423,6 +423,16 @@ int l2tp_cc_probe(struct l2tp_cc *cc, unsigned retries, usl_time *answer_by);
 void l2tp_cc_probe_cut(struct l2tp_cc *cc, unsigned retries);
 
 /*
+ * A reload changed settings a live connection can take: timers
+ * (retransmission, delayed ACK, setup deadlines), HELLO interval and jitter,
+ * explicit ACKs, the cap on our send window.  Everything else in cfg is
+ * ignored (identity, window advertised, authentication: they need a new
+ * connection).  Messages already queued keep their retransmission budget.
+ * -1 with EINVAL when the values are refused (nothing changed).
+ */
+int l2tp_cc_reconfigure(struct l2tp_cc *cc, const struct l2tp_cc_cfg *cfg);
+
+/*
  * Restart handover (the daemon's next process continues the connection).
  * Only an established connection with its data plane tunnel up is saved,
  * with its sessions that are established with theirs up (l2tp_cc_can_save,
