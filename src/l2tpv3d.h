@@ -255,6 +255,15 @@ void text_vset(char **text, const char *fmt, va_list ap) __attribute__((format(p
 /* A name for printing: "" for NULL. */
 static inline const char *name_str(const char *name) { return name ? name : ""; }
 void json_add_int(json_object *o, const char *k, int64_t v);
+/*
+ * The name of an object a peer opened: "scope/word" (its peers entry and
+ * its peer's host name or Remote End ID), the word's characters outside
+ * those a configured name may hold made '_', at most 40 of them kept, and
+ * ":n" appended when n > 1 (the n-th of that name).  false when it cannot
+ * be made (no word, too long).
+ */
+bool name_derive(char *out, size_t len, const char *scope, const uint8_t *word, size_t wlen,
+		 unsigned n);
 
 /* sdnotify.c */
 void svc_notifyf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

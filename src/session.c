@@ -417,13 +417,38 @@ static int session_reid_free(const struct tunnel *t, const uint8_t *reid, uint16
 	return L2TP_CDN_NO_RESOURCES_TEMP;
 }
 
+/*
+ * A session a peer opens is named after the scope of its Remote End ID
+ * (the tunnel's peers entry, or the tunnel) and the ID itself: "lacs/cust-a",
+ * unique as the ID is in its scope; NULL (unnamed) without an ID.
+ */
+static const char *session_name_from_peer(const struct tunnel *t, const uint8_t *reid,
+					  uint16_t len, char *name, size_t nlen)
+{
+	char scope[24];
+
+	if (t->peer_entry != NULL)
+		snprintf(scope, sizeof(scope), "%s", t->peer_entry);
+	else if (t->name != NULL)
+		snprintf(scope, sizeof(scope), "%s", t->name);
+	else
+		snprintf(scope, sizeof(scope), "%u", t->id);
+	for (unsigned n = 1; n <= 1000; n++) {
+		if (!name_derive(name, nlen, scope, reid, len, n))
+			return NULL;
+		if (session_find_name(name) == NULL)
+			return name;
+	}
+	return NULL;
+}
+
 int session_on_accept(struct l2tp_cc *cc, struct l2tp_sess *ls, const struct l2tp_msg *req,
 		      struct l2tp_sess_cfg *out)
 {
 	struct tunnel *t = l2tp_cc_user(cc);
 	struct session_profile prof;
 	struct session *s;
-	char err[256];
+	char err[256], name[CFG_NAME_MAX];
 	int rc;
 
 	if (l2tpd.shutting_down)
@@ -443,7 +468,9 @@ int session_on_accept(struct l2tp_cc *cc, struct l2tp_sess *ls, const struct l2t
 		l2tp_sess_close(ls, (uint16_t)rc, 0, err);	/* the CDN says why */
 		return rc;
 	}
-	s = session_new(t, l2tp_sess_local_sid(ls), &prof, NULL, ORIGIN_PEER);
+	s = session_new(t, l2tp_sess_local_sid(ls), &prof,
+			session_name_from_peer(t, out->remote_end_id, out->remote_end_id_len, name,
+					       sizeof(name)), ORIGIN_PEER);
 	if (s == NULL)
 		return L2TP_CDN_NO_RESOURCES_TEMP;
 	if (out->remote_end_id_len > 0) {

@@ -347,6 +347,29 @@ void tunnel_probe_due(struct usl_timer *tm)
 		probe_sweep(p, nt);
 }
 
+static void tunnel_set_name(struct tunnel *t, const char *name);
+
+/*
+ * A tunnel a peer opened is named after its peers entry and the peer's
+ * host name ("lacs/lac-1", then "lacs/lac-1:2" for its second connection),
+ * so that the operator can address it and the log names the customer.
+ */
+static void tunnel_name_from_peer(struct tunnel *t)
+{
+	const char *host = l2tp_cc_peer_host_name(t->cc);
+	char name[CFG_NAME_MAX];
+
+	for (unsigned n = 1; n <= 1000; n++) {
+		if (!name_derive(name, sizeof(name), t->peer_entry ? t->peer_entry : "peer",
+				 (const uint8_t *)host, strlen(host), n))
+			return;
+		if (tunnel_find_name(name) == NULL) {
+			tunnel_set_name(t, name);
+			return;
+		}
+	}
+}
+
 static void tunnel_announce_up(struct tunnel *t)
 {
 	char label[CFG_NAME_MAX + 16];
@@ -356,6 +379,8 @@ static void tunnel_announce_up(struct tunnel *t)
 	t->up = true;
 	t->established = usl_timerset_now(l2tpd.timers);
 	l2tpd.n_tunnels_up++;
+	if (t->origin == ORIGIN_PEER && t->name == NULL)
+		tunnel_name_from_peer(t);
 	log_info("tunnel %s: up: peer %s, host \"%s\", peer tunnel id %u",
 		 tunnel_label(t, label, sizeof(label)), sockaddr_ntop((struct sockaddr *)&t->remote),
 		 l2tp_cc_peer_host_name(t->cc), l2tp_cc_peer_ccid(t->cc));

@@ -3,6 +3,7 @@
  * hashing, router id.
  */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <ifaddrs.h>
 #include <net/if.h>
@@ -220,6 +221,30 @@ void text_set(char **text, const char *fmt, ...)
 	va_start(ap, fmt);
 	text_vset(text, fmt, ap);
 	va_end(ap);
+}
+
+bool name_derive(char *out, size_t len, const char *scope, const uint8_t *word, size_t wlen,
+		 unsigned n)
+{
+	size_t used;
+	int k;
+
+	if (len < 8)
+		return false;
+	k = snprintf(out, len, "%.24s/", scope);
+	used = k > 0 ? (size_t)k : 0;
+	/* the peer's words: only what a configured name may hold, at most 40 of them */
+	for (size_t i = 0; i < wlen && i < 40 && used + 1 < len; i++) {
+		unsigned char ch = word[i];
+
+		out[used++] = isalnum(ch) || strchr("-_.@", ch) ? (char)ch : '_';
+	}
+	out[used] = '\0';
+	if (wlen == 0 || used == (size_t)k)
+		return false;
+	if (n > 1 && snprintf(out + used, len - used, ":%u", n) >= (int)(len - used))
+		return false;
+	return true;
 }
 
 void json_add_int(json_object *o, const char *k, int64_t v)

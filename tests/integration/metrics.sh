@@ -135,7 +135,7 @@ kill $MA $MB; wait $MA $MB 2>/dev/null
 jq -se --arg id "$b_sid" '[.[] | objects | select(.session_id? == ($id | tonumber))] as $e |
 	($e | map(.event)) == ["session-down", "session-deleted"] and
 	all($e[]; .remote_end_id == "cust-a" and .peer_entry == "lacs" and .ifname == "cust-a" and
-		.pw_type == "eth" and .tunnel_name == "" and .session_name == "")' "$W/b.mon" >/dev/null
+		.pw_type == "eth" and .tunnel_name == "lacs/a" and .session_name == "lacs/cust-a")' "$W/b.mon" >/dev/null
 rc=$?; log_test $rc "b: session-down and session-deleted carry the Remote End ID, peers entry, interface"
 [ $rc = 0 ] || cat "$W/b.mon"
 jq -se '[.[] | objects | select(.session_name? == "cust-a")] as $e |

@@ -21,9 +21,9 @@ log_test $? "static tunnel st1 and session st1-s1 up"
 # one line per transition, with names, peer and reason
 [ "$(grep -c "info: tunnel st1 ([0-9]*): up: peer $B_ADDR, host \"b\"" "$W/a.log")" = 1 ] &&
 	[ "$(grep -c "info: session st1-s1 ([0-9]*): up: tunnel st1 ([0-9]*), remote end id \"x1\"" "$W/a.log")" = 1 ] &&
-	[ "$(grep -c "info: session [0-9]*: up: tunnel [0-9]*, remote end id \"x1\"" "$W/b.log")" = 1 ] &&
+	[ "$(grep -c "info: session default/x1 ([0-9]*): up: tunnel default/a ([0-9]*), remote end id \"x1\"" "$W/b.log")" = 1 ] &&
 	! grep -q "info: .*state change" "$W/a.log" "$W/b.log"
-log_test $? "tunnel and session up: logged once each, with names and the remote end id"
+log_test $? "tunnel and session up: logged once each, with names (the LNS's made from its peers entry, the peer's host name and the Remote End ID) and the remote end id"
 
 sid=$(ctlj b session list | jq -r '.sessions[0].session_id')
 ctl b session delete "$sid" >/dev/null
