@@ -5,7 +5,7 @@
 # same LAC's second connection; "lacs/cust-a" for its session.  The names
 # work wherever names do (show, delete).  A peer's words become a name only
 # through the characters a configured name may hold: a host name with a
-# quote, spaces and a slash comes out with '_' for each.
+# quote, a slash and a semicolon comes out with '_' for each.
 . "$(dirname "$0")/lib.sh"
 it_setup
 
