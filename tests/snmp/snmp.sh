@@ -121,7 +121,9 @@ log_test $? "GET of absent rows: noSuchInstance; of an unknown column: noSuchObj
 # --- notifications ----------------------------------------------------------------
 if [ -n "${HAVE_TRAPD:-}" ]; then
 	T5=$(ctlj a tunnel create peer $B_ADDR name t5 | jq -r .tunnel_id)
-	wait_until 5 grep -q "99999\.0\.1" "$W/traps.log" && grep -q "$T5" "$W/traps.log"
+	# the trap's lines reach the file one by one: wait for all of what is asserted
+	trap_up() { grep -q "99999\.0\.1" "$W/traps.log" && grep -q "$T5" "$W/traps.log"; }
+	wait_until 10 trap_up
 	log_test $? "l2tpv3dTunnelUp reaches the trap receiver with the tunnel's id"
 	ctl a tunnel delete "$T5" >/dev/null
 	wait_until 5 grep -q "99999\.0\.2" "$W/traps.log"
