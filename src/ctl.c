@@ -599,6 +599,40 @@ static void h_tunnel_show(struct ctl_conn *c, int64_t id, json_object *args)
 		conn_reply(c, id, CTL_OK, NULL, tunnel_json(t, true));
 }
 
+/* debug on|off: a tunnel (tunnel_id or tunnel: its name) or a peer's address. */
+static void h_debug(struct ctl_conn *c, int64_t id, json_object *args, bool on)
+{
+	static const char *const known[] = { "tunnel_id", "tunnel", "peer", NULL };
+	const char *peer = arg_str(args, "peer");
+	struct cfg_addr pa;
+	struct argerr e;
+	struct tunnel *t;
+
+	if (!arg_check_known(args, known, &e))
+		return conn_reply(c, id, CTL_E_INVALID, e.msg, NULL);
+	if (peer != NULL) {
+		if (!config_parse_addr(peer, 0, &pa))
+			return conn_reply(c, id, CTL_E_INVALID, "'peer' must be an address", NULL);
+		if (tunnel_debug_peer((struct sockaddr *)&pa.ss, on) < 0)
+			return conn_reply(c, id, CTL_E_LIMIT, "out of memory", NULL);
+		return conn_reply(c, id, CTL_OK, NULL, tunnel_debug_json());
+	}
+	if (!arg_tunnel(c, id, args, &tunnel_by_arg, &t))
+		return;
+	tunnel_set_debug(t, on);
+	conn_reply(c, id, CTL_OK, NULL, tunnel_debug_json());
+}
+
+static void h_debug_on(struct ctl_conn *c, int64_t id, json_object *args)
+{
+	h_debug(c, id, args, true);
+}
+
+static void h_debug_off(struct ctl_conn *c, int64_t id, json_object *args)
+{
+	h_debug(c, id, args, false);
+}
+
 static void h_tunnel_list(struct ctl_conn *c, int64_t id, json_object *args)
 {
 	json_object *arr = json_object_new_array(), *o = json_object_new_object();
@@ -1043,6 +1077,8 @@ static const struct {
 	{ "metrics", h_metrics },
 	{ "reload", h_reload },
 	{ "restart", h_restart },
+	{ "debug on", h_debug_on },
+	{ "debug off", h_debug_off },
 	{ "monitor", h_monitor },
 };
 

@@ -137,6 +137,7 @@ struct tunnel {
 	bool up;				/* announced established (dp up too) */
 	bool closing;				/* deleted by operator or shutdown */
 	bool reconnect;				/* tie-break restart: connect again when closed */
+	bool debug;				/* its debug lines and a trace of its messages */
 
 	usl_time created, established;
 	struct usl_list waiters;		/* struct ctl_req waiting for up/down */
@@ -324,6 +325,15 @@ bool tunnel_reconfigure(struct tunnel *t, const struct tunnel_profile *p, char *
 			size_t len, const char **restart);
 /* The profile a peer-opened tunnel would be accepted with now. */
 void tunnel_peer_profile(const struct tunnel *t, struct tunnel_profile *out);
+/*
+ * Debugging one tunnel: its control messages traced in the log (decoded,
+ * at info) and the debug lines of its handling logged whatever the level.
+ * A peer's: every tunnel to that address, present and future.  -1: ENOMEM.
+ */
+void tunnel_set_debug(struct tunnel *t, bool on);
+int tunnel_debug_peer(const struct sockaddr *addr, bool on);
+/* {peers: [addr], tunnels: [id]} being debugged. */
+json_object *tunnel_debug_json(void);
 /* Restart handover: up, with nothing half-done (its sessions may be). */
 bool tunnel_can_handover(const struct tunnel *t);
 /* Its record (the daemon's, the engine's, the data plane's, its sessions'). */

@@ -67,6 +67,9 @@ static int tunnel_order_cmp(const struct usl_rb_node *a, const struct usl_rb_nod
  */
 static void tunnel_count_changed(void);
 static void trim_expired(struct usl_timer *tm);
+struct debug_peer;
+static struct debug_peer *debug_peer_find(const struct sockaddr *addr);
+static void tunnel_trace(const struct tunnel *t, const char *dir, const uint8_t *buf, size_t len);
 static struct usl_timer trim_timer;
 
 static uint32_t peer_ccid_hash(const struct sockaddr *addr, uint32_t peer_ccid)
@@ -140,6 +143,8 @@ static int tunnel_on_send(struct l2tp_cc *cc, const uint8_t *buf, size_t len)
 	struct tunnel *t = l2tp_cc_user(cc);
 
 	l2tpd.stats.tx_msgs[wire_msg_type(buf, len)]++;
+	if (t->debug)
+		tunnel_trace(t, "tx", buf, len);
 	return transport_send(t, buf, len);
 }
 
@@ -699,6 +704,7 @@ static struct tunnel *tunnel_new(const struct sockaddr *remote, const struct soc
 		goto fail;
 	}
 	t->peer = peer_get(remote);
+	t->debug = debug_peer_find(remote) != NULL;
 	if (t->peer == NULL) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
@@ -1114,7 +1120,111 @@ static void tunnel_note_unauthenticated(struct tunnel *t, const uint8_t *buf, si
 	l2tp_cc_discard(t->cc, m.result.result, text);	/* t may be freed here */
 }
 
+/* ---- debugging one tunnel or one peer ------------------------------------ */
+
+/* Peers whose tunnels are debugged, present and future: a handful, by address. */
+struct debug_peer {
+	struct usl_list link;
+	union saddr addr;
+};
+static struct usl_list debug_peers = USL_LIST_INIT(debug_peers);
+
+static struct debug_peer *debug_peer_find(const struct sockaddr *addr)
+{
+	struct usl_list *pos;
+
+	usl_list_foreach(pos, &debug_peers) {
+		struct debug_peer *d = usl_container_of(pos, struct debug_peer, link);
+
+		if (sockaddr_eq_addr(&d->addr.sa, addr))
+			return d;
+	}
+	return NULL;
+}
+
+/* One control message of a debugged tunnel, decoded, in the log at info. */
+static void tunnel_trace(const struct tunnel *t, const char *dir, const uint8_t *buf, size_t len)
+{
+	char label[CFG_NAME_MAX + 16], what[900];
+
+	l2tp_msg_describe(buf, len, what, sizeof(what));
+	log_info("trace tunnel %s: %s %s", tunnel_label(t, label, sizeof(label)), dir, what);
+}
+
+void tunnel_set_debug(struct tunnel *t, bool on)
+{
+	char label[CFG_NAME_MAX + 16];
+
+	if (t->debug == on)
+		return;
+	t->debug = on;
+	log_info("tunnel %s: debug %s", tunnel_label(t, label, sizeof(label)), on ? "on" : "off");
+}
+
+int tunnel_debug_peer(const struct sockaddr *addr, bool on)
+{
+	struct debug_peer *d = debug_peer_find(addr);
+	struct peer *p = peer_find(addr);
+	struct usl_list *pos;
+
+	if (on && d == NULL) {
+		d = calloc(1, sizeof(*d));
+		if (d == NULL)
+			return -1;
+		memcpy(&d->addr, addr, sockaddr_len(addr));
+		usl_list_add_tail(&debug_peers, &d->link);
+	} else if (!on && d != NULL) {
+		usl_list_del(&d->link);
+		free(d);
+	}
+	log_info("peer %s: debug %s", sockaddr_ntop(addr), on ? "on" : "off");
+	if (p != NULL)
+		usl_list_foreach(pos, &p->tunnels)
+			tunnel_set_debug(usl_container_of(pos, struct tunnel, peer_link), on);
+	return 0;
+}
+
+json_object *tunnel_debug_json(void)
+{
+	json_object *o = json_object_new_object(), *peers = json_object_new_array();
+	json_object *tunnels = json_object_new_array();
+	struct usl_rb_node *node;
+	struct usl_list *pos;
+
+	usl_list_foreach(pos, &debug_peers)
+		json_object_array_add(peers, json_object_new_string(
+			sockaddr_ntop(&usl_container_of(pos, struct debug_peer, link)->addr.sa)));
+	for (node = usl_rb_first(&l2tpd.tunnel_order); node != NULL; node = usl_rb_next(node)) {
+		const struct tunnel *t = usl_rb_entry(node, struct tunnel, by_order);
+
+		if (t->debug)
+			json_object_array_add(tunnels, json_object_new_int64(t->id));
+	}
+	json_object_object_add(o, "peers", peers);
+	json_object_object_add(o, "tunnels", tunnels);
+	return o;
+}
+
+static void tunnel_input_msg(struct tunnel *t, const uint8_t *buf, size_t len,
+			     const struct sockaddr *from);
+
+/* A debugged tunnel's input: traced, and every debug line of its handling logged. */
 void tunnel_input(struct tunnel *t, const uint8_t *buf, size_t len, const struct sockaddr *from)
+{
+	bool was;
+
+	if (!t->debug) {
+		tunnel_input_msg(t, buf, len, from);
+		return;
+	}
+	tunnel_trace(t, "rx", buf, len);
+	was = log_debug_force(true);
+	tunnel_input_msg(t, buf, len, from);
+	log_debug_force(was);
+}
+
+static void tunnel_input_msg(struct tunnel *t, const uint8_t *buf, size_t len,
+			     const struct sockaddr *from)
 {
 	uint32_t id = t->id;	/* t may be freed inside l2tp_cc_input() */
 	bool first = !t->connected;
@@ -1992,6 +2102,8 @@ json_object *tunnel_json(const struct tunnel *t, bool detail)
 	if (t->peer_entry != NULL)
 		json_add_str(o, "peer_entry", t->peer_entry);
 	json_add_str(o, "auth", l2tp_cc_auth_on(t->cc) ? config_digest_name(t->prof->digest) : "none");
+	if (t->debug)
+		json_object_object_add(o, "debug", json_object_new_boolean(1));
 	if (detail) {
 		const struct l2tp_cc_cfg *cc = l2tp_cc_cfg(t->cc);
 

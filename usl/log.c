@@ -25,7 +25,8 @@ static struct {
 	bool journal;		/* stderr is systemd's journal stream */
 	void (*sink)(enum log_level lvl, const char *msg, void *arg);
 	void *sink_arg;
-} log_state = { "usl", LOG_LVL_INFO, true, false, NULL, NULL };
+	bool debug_forced;	/* log_debug_force(): debug lines pass whatever the level */
+} log_state = { "usl", LOG_LVL_INFO, true, false, NULL, NULL, false };
 
 static const char *const level_names[] = {
 	[LOG_LVL_ERR] = "error",
@@ -73,6 +74,14 @@ void log_init(const char *ident, enum log_level level, bool to_stderr)
 void log_set_level(enum log_level level)
 {
 	log_state.level = level;
+}
+
+bool log_debug_force(bool on)
+{
+	bool was = log_state.debug_forced;
+
+	log_state.debug_forced = on;
+	return was;
 }
 
 enum log_level log_get_level(void)
@@ -144,7 +153,7 @@ static void log_vemit(enum log_level lvl, int errnum, const char *suffix,
 	int saved = errno;
 	int n;
 
-	if (lvl > log_state.level)
+	if (lvl > log_state.level && !(lvl == LOG_LVL_DEBUG && log_state.debug_forced))
 		return;
 	n = vsnprintf(msg, sizeof(msg), fmt, ap);
 	if (n < 0)

@@ -15,6 +15,12 @@ enum log_level { LOG_LVL_ERR, LOG_LVL_WARN, LOG_LVL_INFO, LOG_LVL_DEBUG };
 void log_init(const char *ident, enum log_level level, bool to_stderr);
 void log_set_level(enum log_level level);
 enum log_level log_get_level(void);
+/*
+ * Debug lines pass whatever the level while on (one object's debugging:
+ * the caller turns it on around that object's work and restores what it
+ * returns).  Returns the previous setting.
+ */
+bool log_debug_force(bool on);
 
 #define USL_PRINTF(a, b) __attribute__((format(printf, a, b)))
 void log_warn(const char *fmt, ...) USL_PRINTF(1, 2);	/* appends ": strerror(errno)" */

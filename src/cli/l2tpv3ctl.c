@@ -87,6 +87,8 @@ static const char usage_text[] =
 "  metrics                    (Prometheus text format)\n"
 "  reload\n"
 "  restart\n"
+"  debug on (tunnel (ID | name NAME) | peer ADDR)\n"
+"  debug off (tunnel (ID | name NAME) | peer ADDR)\n"
 "  monitor [--reconnect] [events EVENT[,EVENT...]]\n"
 "\n"
 "ADDR: 192.0.2.1, 2001:db8::1, 192.0.2.1:1701 or [2001:db8::1]:1701.\n"

@@ -155,6 +155,13 @@ static const struct arg monitor_args[] = {
 
 static const struct arg no_args[] = { { 0 } };
 
+/* debug on|off: one tunnel, or every tunnel of a peer */
+static const struct arg debug_args[] = {
+	{ "tunnel", V_REF, "tunnel_id", A_ONE_OF, .name_key = "tunnel" },
+	{ "peer", V_ADDR, "peer", .flags = A_ONE_OF },
+	{ 0 }
+};
+
 static const struct command
 	cmd_tunnel_create = { CMD_TUNNEL_CREATE, "tunnel create", tunnel_create_args },
 	cmd_tunnel_delete = { CMD_TUNNEL_DELETE, "tunnel delete", tunnel_delete_args },
@@ -170,6 +177,8 @@ static const struct command
 	cmd_metrics = { CMD_METRICS, "metrics", no_args },
 	cmd_reload = { CMD_RELOAD, "reload", no_args },
 	cmd_restart = { CMD_RESTART, "restart", no_args },
+	cmd_debug_on = { CMD_DEBUG_ON, "debug on", debug_args },
+	cmd_debug_off = { CMD_DEBUG_OFF, "debug off", debug_args },
 	cmd_monitor = { CMD_MONITOR, "monitor", monitor_args };
 
 static const struct token tunnel_tokens[] = {
@@ -194,6 +203,12 @@ static const struct token stats_tokens[] = {
 	{ NULL, NULL, NULL }
 };
 
+static const struct token debug_tokens[] = {
+	{ "on", NULL, &cmd_debug_on },
+	{ "off", NULL, &cmd_debug_off },
+	{ NULL, NULL, NULL }
+};
+
 static const struct token show_tokens[] = {
 	{ "daemon", NULL, &cmd_show_daemon },
 	{ NULL, NULL, NULL }
@@ -207,6 +222,7 @@ static const struct token top_tokens[] = {
 	{ "metrics", NULL, &cmd_metrics },
 	{ "reload", NULL, &cmd_reload },
 	{ "restart", NULL, &cmd_restart },
+	{ "debug", debug_tokens, NULL },
 	{ "monitor", NULL, &cmd_monitor },
 	{ NULL, NULL, NULL }
 };

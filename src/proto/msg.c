@@ -16,11 +16,13 @@
  *  - an AVP repeated with the same value is tolerated (Cisco sends PW Type
  *    and Data Sequencing twice); a repeat with another value is refused.
  */
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "usl/buf.h"
+#include "usl/escape.h"
 #include "auth.h"
 #include "msg.h"
 
@@ -1062,4 +1064,89 @@ void l2tp_msg_missing_avps(const struct l2tp_msg *m, uint64_t *lo, uint64_t *hi)
 		return;
 	*lo = required[m->type].lo & ~m->present;
 	*hi = required[m->type].hi & ~m->present2;
+}
+
+/* ---- a one-line description (the daemon's message trace) ---------------- */
+
+struct describe {
+	char *out;
+	size_t cap, used;
+	unsigned n;
+};
+
+static void describe_put(struct describe *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void describe_put(struct describe *d, const char *fmt, ...)
+{
+	va_list ap;
+	int k;
+
+	if (d->used + 1 >= d->cap)
+		return;
+	va_start(ap, fmt);
+	k = vsnprintf(d->out + d->used, d->cap - d->used, fmt, ap);
+	va_end(ap);
+	if (k > 0)
+		d->used = d->used + (size_t)k < d->cap ? d->used + (size_t)k : d->cap - 1;
+}
+
+/* Whether an AVP's value reads as text (names and IDs the operator knows). */
+static bool avp_is_text(uint16_t type)
+{
+	return type == L2TP_AVP_HOST_NAME || type == L2TP_AVP_VENDOR_NAME ||
+	       type == L2TP_AVP_REMOTE_END_ID;
+}
+
+static void describe_avp(const struct l2tp_avp_view *a, void *arg)
+{
+	struct describe *d = arg;
+	char esc[96];
+	uint64_t v = 0;
+
+	describe_put(d, "%s", d->n++ ? ", " : "");
+	if (a->vendor != 0) {
+		describe_put(d, "vendor %u AVP %u (%u octets)", a->vendor, a->type, a->len);
+		return;
+	}
+	describe_put(d, "%s", l2tp_avp_name(a->type));
+	if (a->flags & L2TP_AVP_F_H) {
+		describe_put(d, " (hidden)");
+	} else if (avp_is_text(a->type)) {
+		usl_str_escape(esc, sizeof(esc), a->v, a->len);	/* the peer's words: data */
+		describe_put(d, " \"%s\"", esc);
+	} else if (a->type == L2TP_AVP_ROUTER_ID && a->len == 4) {
+		describe_put(d, " %u.%u.%u.%u", a->v[0], a->v[1], a->v[2], a->v[3]);
+	} else if (a->type == L2TP_AVP_PW_CAP_LIST && a->len % 2 == 0) {
+		for (unsigned i = 0; i + 1 < a->len && i < 32; i += 2)
+			describe_put(d, "%s%u", i ? "," : " ", usl_get_be16(a->v + i));
+	} else if (a->len > 0 && a->len <= 8 && a->type != L2TP_AVP_MESSAGE_TYPE) {
+		for (unsigned i = 0; i < a->len; i++)
+			v = v << 8 | a->v[i];
+		describe_put(d, " %llu", (unsigned long long)v);
+	} else if (a->len > 8) {
+		describe_put(d, " (%u octets)", a->len);
+	}
+}
+
+size_t l2tp_msg_describe(const uint8_t *buf, size_t len, char *out, size_t cap)
+{
+	struct describe d = { out, cap, 0, 0 };
+	struct l2tp_msg m;
+	uint16_t type = L2TP_MSG_ZLB;
+
+	if (cap == 0)
+		return 0;
+	out[0] = '\0';
+	memset(&m, 0, sizeof(m));
+	if (l2tp_msg_decode_header(&m, buf, len, false) != L2TP_DROP_NONE) {
+		describe_put(&d, "malformed header (%zu octets)", len);
+		return d.used;
+	}
+	if (len >= L2TP_CTRL_HDR_LEN + 8 && usl_get_be16(buf + L2TP_CTRL_HDR_LEN + 4) == 0 &&
+	    usl_get_be16(buf + L2TP_CTRL_HDR_LEN + 2) == L2TP_AVP_MESSAGE_TYPE)
+		type = usl_get_be16(buf + L2TP_CTRL_HDR_LEN + 6);
+	describe_put(&d, "%s ccid %u Ns %u Nr %u: ", l2tp_msg_type_name(type), m.ccid, m.ns, m.nr);
+	if (l2tp_msg_walk_avps(buf, len, false, describe_avp, &d) < 0)
+		describe_put(&d, "%sa malformed AVP", d.n ? ", " : "");
+	return d.used;
 }

@@ -344,6 +344,14 @@ int l2tp_msg_walk_avps(const uint8_t *buf, size_t len, bool has_session0,
 		       l2tp_avp_walk_fn fn, void *arg);
 
 /*
+ * One line saying what a control message holds (header first, no session
+ * ID): its type, CCID, Ns and Nr, then every AVP in wire order with its
+ * value when short (numbers, names and IDs escaped as data; hidden ones
+ * "(hidden)").  Always NUL-terminated in out; returns the length written.
+ */
+size_t l2tp_msg_describe(const uint8_t *buf, size_t len, char *out, size_t cap);
+
+/*
  * The AVPs m lacks among those l2tp_msg_check_required() asks of its type,
  * as bits like m->present (lo) and m->present2 (hi): names a MISSING_AVP.
  */

@@ -124,9 +124,9 @@ start_fake compact --compact
 # Arguments: exit 2, one message naming the problem, nothing sent.
 
 usage_case "no command" \
-	"l2tpv3ctl: missing command (valid: tunnel, session, show, stats, metrics, reload, restart, monitor)"
+	"l2tpv3ctl: missing command (valid: tunnel, session, show, stats, metrics, reload, restart, debug, monitor)"
 usage_case "typo at the top level" \
-	"l2tpv3ctl: unknown command 'tunel' (valid: tunnel, session, show, stats, metrics, reload, restart, monitor)" \
+	"l2tpv3ctl: unknown command 'tunel' (valid: tunnel, session, show, stats, metrics, reload, restart, debug, monitor)" \
 	tunel list
 usage_case "typo in a subcommand" \
 	"l2tpv3ctl: tunnel: unknown command 'crate' (valid: create, delete, show, list)" \
@@ -469,7 +469,7 @@ ID          PEER-ID  NAME   STATE           PEER                PEER-HOST  ENCAP
 4000000000  0        -      wait-ctl-reply  [2001:db8::2]:1701  -          ip     0         5s
 EOF
 out_case "batch text: LINE: result" 2 "$T/want" -b "$T/batch"
-grep -qxF "l2tpv3ctl: line 5: unknown command 'tunel' (valid: tunnel, session, show, stats, metrics, reload, restart, monitor)" "$T/err"
+grep -qxF "l2tpv3ctl: line 5: unknown command 'tunel' (valid: tunnel, session, show, stats, metrics, reload, restart, debug, monitor)" "$T/err"
 check $? "batch: parse error named with its line number"
 
 printf 'tunnel create peer 192.0.2.99\nshow daemon\n' >"$T/in"
