@@ -31,6 +31,7 @@ static const struct column tunnel_columns[] = {
 	{ "NAME", "name", false },
 	{ "STATE", "state", false },
 	{ "PEER", "peer", false },
+	{ "POOL", "pool", true },	/* only when a tunnel was made through an LNS pool */
 	{ "PEER-HOST", "peer_host_name", false },	/* the name the peer gave in SCCRQ/SCCRP */
 	{ "ENCAP", "encap", false },
 	{ "SESSIONS", "sessions", false },
