@@ -45,7 +45,8 @@ INTEGRATION_TESTS = \
 	tests/integration/peer-limits.sh \
 	tests/integration/refusal-auth.sh \
 	tests/integration/forgotten-ccid.sh \
-	tests/integration/handover.sh
+	tests/integration/handover.sh \
+	tests/integration/pool.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += tests/integration/lib.sh $(INTEGRATION_TESTS) scripts/lib.sh scripts/demo \
 	tests/integration/promcheck.py tests/integration/peer.py tests/integration/peer-lib.sh
