@@ -199,6 +199,9 @@ static void pool_member_up(const char *pool, const char *member, unsigned tunnel
 
 static void pools(FILE *f)
 {
+	/* a family is announced only with samples: none without pools */
+	if (l2tpd.conf == NULL || l2tpd.conf->n_lns_pools == 0)
+		return;
 	family(f, "l2tpv3d_pool_member_tunnels", "gauge",
 	       "Tunnels of ours to an LNS pool member, made through the pool and not down.");
 	pool_foreach_member(pool_member_tunnels, f);

@@ -290,7 +290,10 @@ json_object *pools_json(void)
 		json_object *o = json_object_new_object(), *ms = json_object_new_array();
 
 		json_add_str(o, "name", p->name);
-		json_add_int(o, "hold_down", p->hold_down_ms / 1000);
+		/* seconds, as the configuration writes them: 60, or 2.5 */
+		json_object_object_add(o, "hold_down", p->hold_down_ms % 1000 == 0 ?
+				       json_object_new_int64(p->hold_down_ms / 1000) :
+				       json_object_new_double(p->hold_down_ms / 1000.0));
 		for (unsigned j = 0; j < p->n_members; j++) {
 			const struct pool_member *m = &p->members[j];
 			json_object *mo = json_object_new_object();

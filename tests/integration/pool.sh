@@ -102,6 +102,7 @@ ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 log_test $rc "b1 killed: its two tunnels and their sessions back on b2 and b3 in $ms ms"
 held=$(ctlj a show daemon | jq -c --arg m $B1 '.pools[] | select(.name == "lns") | .members[] |
 	select(.address == $m)')
+ctl a show daemon > "$W/daemon.txt"
 # no tunnel through pool lns created here before the check: b1 may have
 # come back from its 4 s hold-down by now only on a very slow machine
 ctlj a tunnel create pool lns name avoid1 > "$W/avoid1.json" &&
@@ -111,6 +112,9 @@ echo "$held" | jq -e '.up == false and .held_down_until != null and
 	(.last_failure | test("not responding"))' >/dev/null &&
 	[ "$(grep -c "pool lns: member $B1 held down for 4 s: tunnel st[0-9] ([0-9]*): tunnel down: result" "$W/a.log")" = 1 ]
 log_test $? "b1 shows held down with the reason, logged once: $(echo "$held" | jq -r .last_failure)"
+grep -q "^    $B1 .* held down ([0-9]* s left); last failure: tunnel down: " "$W/daemon.txt" &&
+	grep -q "^    $B2 .* up$" "$W/daemon.txt"
+log_test $? "show daemon (text): a line per member, b1 held down with its last failure"
 [ $rc = 0 ] && jq -e --arg m $B1 '.peer | startswith($m) | not' "$W/avoid1.json" "$W/avoid2.json" >/dev/null
 log_test $? "new tunnels through the pool avoid it: $(jq -r .peer "$W/avoid1.json" "$W/avoid2.json" | tr '\n' ' ')"
 
