@@ -45,7 +45,7 @@ _l2tpv3ctl_args()
 {
     case $1 in
     "tunnel create")
-        echo peer:any local:any encap:word=udp/ip profile:any name:any secret:any \
+        echo peer:any pool:any local:any encap:word=udp/ip profile:any name:any secret:any \
             digest:word=none/md5/sha1 hello:any src-port:word=1701/ephemeral no-wait:flag ;;
     "tunnel delete") echo @tunnel result:any ;;
     "tunnel show") echo @tunnel ;;

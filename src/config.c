@@ -534,6 +534,38 @@ const struct session_profile *config_session_profile(const struct l2tpd_config *
 	return NULL;
 }
 
+const struct lns_pool *config_lns_pool(const struct l2tpd_config *c, const char *name)
+{
+	for (unsigned i = 0; name != NULL && i < c->n_lns_pools; i++)
+		if (strcmp(c->lns_pools[i].name, name) == 0)
+			return &c->lns_pools[i];
+	return NULL;
+}
+
+bool config_pool_member_is(const struct lns_pool_member *m, const struct sockaddr *a)
+{
+	const struct cfg_addr *ma = &m->address;
+	uint16_t port = addr_port(ma);
+
+	if (a->sa_family != ma->ss.ss_family)
+		return false;
+	if (a->sa_family == AF_INET) {
+		const struct sockaddr_in *x = (const struct sockaddr_in *)a;
+		const struct sockaddr_in *y = (const struct sockaddr_in *)&ma->ss;
+
+		return x->sin_addr.s_addr == y->sin_addr.s_addr &&
+		       (port == 0 || x->sin_port == y->sin_port);
+	}
+	if (a->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *x = (const struct sockaddr_in6 *)a;
+		const struct sockaddr_in6 *y = (const struct sockaddr_in6 *)&ma->ss;
+
+		return memcmp(&x->sin6_addr, &y->sin6_addr, sizeof(x->sin6_addr)) == 0 &&
+		       (port == 0 || x->sin6_port == y->sin6_port);
+	}
+	return false;
+}
+
 const char *config_secret(const struct l2tpd_config *c, const struct tunnel_profile *tp,
 			  const struct peer_profile *peer)
 {
@@ -655,6 +687,9 @@ void config_free(struct l2tpd_config *c)
 	for (i = 0; i < c->n_tunnels; i++)
 		free(c->tunnels[i].sessions);
 	free(c->tunnels);
+	for (i = 0; i < c->n_lns_pools; i++)
+		free(c->lns_pools[i].members);
+	free(c->lns_pools);
 	for (i = 0; i < c->n_peers; i++)
 		free(c->peers[i].sessions);
 	free(c->peers);
@@ -684,7 +719,7 @@ struct pctx {
 	size_t errlen;
 
 	/* groups of the elements, index-aligned with the arrays in c (NULL: built in) */
-	const config_setting_t **tp_groups, **sp_groups, **peer_groups, **tun_groups;
+	const config_setting_t **tp_groups, **sp_groups, **peer_groups, **tun_groups, **pool_groups;
 	const config_setting_t *peer_default_group;
 	const config_setting_t *listen_setting;
 	bool sccrq_in_default;		/* "default" sets sccrq_max_retries itself */
@@ -1659,10 +1694,11 @@ static bool parse_tunnel_addr(struct pctx *p, const config_setting_t *s, void *o
 			 "\"192.0.2.1\" or \"2001:db8::1\"");
 	else
 		snprintf(valid, sizeof(valid), "an IP address with an optional port, like "
-			 "\"192.0.2.2\", \"192.0.2.2:1701\", \"[2001:db8::2]:1701\"");
+			 "\"192.0.2.2\", \"192.0.2.2:1701\", \"[2001:db8::2]:1701\"%s",
+			 o->required ? "" : ", or \"\" with 'pool' set");
 	if (!parse_string(p, s, path, valid, &v))
 		return false;
-	if (optional && !*v) {
+	if (!*v && (optional || !o->required)) {
 		memset(a, 0, sizeof(*a));
 		return true;
 	}
@@ -1739,6 +1775,33 @@ static void print_backup(FILE *f, const struct l2tpd_config *c, const void *obj,
 	fputs(ss->n_backup ? " ]" : "]", f);
 }
 
+/* A pool member's address as written: the port only when it sets one. */
+static bool parse_member_addr(struct pctx *p, const config_setting_t *s, void *obj,
+			      const char *path, const struct opt *o)
+{
+	static const char valid[] = "an IP address with an optional port, like \"192.0.2.2\", "
+				    "\"192.0.2.2:1701\", \"[2001:db8::2]:1701\"";
+	struct cfg_addr *a = field(obj, o);
+	const char *v;
+
+	if (!parse_string(p, s, path, valid, &v))
+		return false;
+	if (!config_parse_addr(v, 0, a))
+		return fail(p, s, path, "'%s' is not an IP address (valid: %s; host names are "
+			    "not resolved)", v, valid);
+	return true;
+}
+
+static void print_member_addr(FILE *f, const struct l2tpd_config *c, const void *obj, int ind)
+{
+	const struct lns_pool_member *m = obj;
+	char buf[CFG_ADDR_STRLEN];
+
+	(void)c;
+	(void)ind;
+	print_str(f, addr_fmt(&m->address, 0, buf, sizeof(buf)));
+}
+
 static void print_local_addr(FILE *f, const struct l2tpd_config *c, const void *obj, int ind)
 {
 	const struct static_tunnel *t = obj;
@@ -1755,6 +1818,9 @@ static void print_sessions(FILE *f, const struct l2tpd_config *c, const void *ob
 static bool parse_peer_sessions(struct pctx *p, const config_setting_t *s, void *obj,
 				const char *path, const struct opt *o);
 static void print_peer_sessions(FILE *f, const struct l2tpd_config *c, const void *obj, int ind);
+static bool parse_pool_members(struct pctx *p, const config_setting_t *s, void *obj,
+			       const char *path, const struct opt *o);
+static void print_pool_members(FILE *f, const struct l2tpd_config *c, const void *obj, int ind);
 
 /* ---- the tables ---- */
 
@@ -1876,14 +1942,33 @@ static const struct opt match_opts[] = {
 #define ST struct static_tunnel
 static const struct opt tunnel_opts[] = {
 	O_STR(ST, "name", name, check_name),
-	{ .name = "peer", .kind = OPT_SPECIAL, FIELD(ST, peer), .parse = parse_peer_addr,
-	  .print = print_peer_addr, .required = true },
+	O_SPECIAL(ST, "peer", peer, parse_peer_addr, print_peer_addr),
+	O_STR(ST, "pool", pool, NULL),
 	O_SPECIAL(ST, "local", local, parse_local_addr, print_local_addr),
 	O_STR(ST, "profile", profile, NULL),
 	O_SPECIAL(ST, "sessions", sessions, parse_sessions, print_sessions),
 	O_END
 };
 #undef ST
+
+#define LP struct lns_pool
+static const struct opt pool_opts[] = {
+	O_STR(LP, "name", name, check_name),
+	{ .name = "members", .kind = OPT_SPECIAL, FIELD(LP, members), .parse = parse_pool_members,
+	  .print = print_pool_members, .required = true },
+	O_TIME(LP, "hold_down", hold_down_ms, 1000, 86400000, "(none)"),
+	O_END
+};
+#undef LP
+
+#define PM struct lns_pool_member
+static const struct opt member_opts[] = {
+	{ .name = "address", .kind = OPT_SPECIAL, FIELD(PM, address), .parse = parse_member_addr,
+	  .print = print_member_addr, .required = true },
+	O_UINT(PM, "weight", weight, 1, 1000, NULL),
+	O_END
+};
+#undef PM
 
 #define SS struct static_session
 static const struct opt session_opts[] = {
@@ -1930,6 +2015,7 @@ static const struct section {
 	{ "session_profiles", SEC_LIST, session_profile_opts },
 	{ "peers", SEC_LIST, peer_opts },
 	{ "peer_default", SEC_GROUP, peer_default_opts },
+	{ "lns_pools", SEC_LIST, pool_opts },
 	{ "tunnels", SEC_LIST, tunnel_opts },
 	{ "hooks", SEC_GROUP, hook_opts },
 	{ "snmp", SEC_GROUP, snmp_opts },
@@ -1976,7 +2062,11 @@ const char *const config_known_settings[] = {
 	"peer_default.secret", "peer_default.sessions", "peer_default.refuse_unknown_sessions",
 	"peer_default.max_tunnels", "peer_default.max_sessions",
 
-	"tunnels.name", "tunnels.peer", "tunnels.local", "tunnels.profile", "tunnels.sessions",
+	"lns_pools.name", "lns_pools.members", "lns_pools.members.address",
+	"lns_pools.members.weight", "lns_pools.hold_down",
+
+	"tunnels.name", "tunnels.peer", "tunnels.pool", "tunnels.local", "tunnels.profile",
+	"tunnels.sessions",
 	"tunnels.sessions.name", "tunnels.sessions.profile", "tunnels.sessions.remote_end_id",
 	"tunnels.sessions.ifname", "tunnels.sessions.backup", "tunnels.sessions.revert_delay",
 	"tunnels.sessions.revert",
@@ -2299,20 +2389,73 @@ static bool peer_post(struct pctx *p, void *arr, unsigned i, const config_settin
 	       check_ref(p, g, "peers", "session_profile", pp->session_profile, false);
 }
 
+/* A pool reference: must name an lns_pools entry. */
+static bool check_pool_ref(struct pctx *p, const config_setting_t *g, const char *name)
+{
+	const struct l2tpd_config *c = p->c;
+	char valid[WHY_MAX];
+	const char *sugg = NULL;
+	unsigned i, best = UINT_MAX;
+	size_t l = 0;
+
+	if (config_lns_pool(c, name) != NULL)
+		return true;
+	valid[0] = '\0';
+	for (i = 0; i < c->n_lns_pools; i++) {
+		if (l < sizeof(valid))
+			l += (size_t)snprintf(valid + l, sizeof(valid) - l, "%s%s", i ? ", " : "",
+					      c->lns_pools[i].name);
+		if (usl_suggest_close(name, c->lns_pools[i].name, &best))
+			sugg = c->lns_pools[i].name;
+	}
+	if (sugg)
+		return fail(p, where(g, "pool"), "tunnels.pool", "unknown pool '%s' (did you mean "
+			    "'%s'? valid: %s)", name, sugg, valid);
+	return fail(p, where(g, "pool"), "tunnels.pool", "unknown pool '%s' (valid: %s)", name,
+		    c->n_lns_pools ? valid : "the name of an lns_pools entry; there is none");
+}
+
+/* 'local' against the peer's family, or every member's of its pool. */
+static bool check_local_family(struct pctx *p, const config_setting_t *g,
+			       const struct static_tunnel *t)
+{
+	const struct lns_pool *lp = t->pool[0] ? config_lns_pool(p->c, t->pool) : NULL;
+	int lf = t->local.ss.ss_family;
+	unsigned n = lp ? lp->n_members : 1;
+
+	for (unsigned i = 0; lf != AF_UNSPEC && i < n; i++) {
+		int pf = lp ? lp->members[i].address.ss.ss_family : t->peer.ss.ss_family;
+
+		if (pf != lf)
+			return fail(p, where(g, "local"), "tunnels.local", "an IPv%c address for an "
+				    "IPv%c %s (valid: the same address family as %s, or \"\")",
+				    lf == AF_INET ? '4' : '6', pf == AF_INET ? '4' : '6',
+				    lp ? "pool member" : "peer",
+				    lp ? "every member of the pool" : "'peer'");
+	}
+	return true;
+}
+
 static bool tunnel_post(struct pctx *p, void *arr, unsigned i, const config_setting_t *g)
 {
 	struct static_tunnel *t = (struct static_tunnel *)arr + i;
 	const struct tunnel_profile *tp;
+	bool has_peer = t->peer.ss.ss_family != AF_UNSPEC;
 
 	if (!check_ref(p, g, "tunnels", "profile", t->profile, true))
 		return false;
 	tp = config_tunnel_profile(p->c, t->profile);
-	if (t->local.ss.ss_family != AF_UNSPEC && t->local.ss.ss_family != t->peer.ss.ss_family)
-		return fail(p, where(g, "local"), "tunnels.local", "an IPv%c address for an IPv%c "
-			    "peer (valid: the same address family as 'peer', or \"\")",
-			    t->local.ss.ss_family == AF_INET ? '4' : '6',
-			    t->peer.ss.ss_family == AF_INET ? '4' : '6');
-	if (addr_port(&t->peer) == 0)
+	if (has_peer && t->pool[0])
+		return fail(p, where(g, "pool"), "tunnels.pool", "'pool' and 'peer' both set "
+			    "(valid: one of them: 'peer' for one LNS, 'pool' for an lns_pools entry)");
+	if (!has_peer && !t->pool[0])
+		return fail(p, where2(g, "peer", "name"), "tunnels.peer", "missing (valid: 'peer', "
+			    "an address, or 'pool', the name of an lns_pools entry)");
+	if (t->pool[0] && !check_pool_ref(p, g, t->pool))
+		return false;
+	if (!check_local_family(p, g, t))
+		return false;
+	if (has_peer && addr_port(&t->peer) == 0)
 		addr_set_port(&t->peer, tp->udp_port);
 	return true;
 }
@@ -2354,6 +2497,46 @@ static const struct list_spec match_list = {
 static const struct list_spec session_list = {
 	"tunnels.sessions", "session", session_opts, sizeof(struct static_session), false,
 	session_post, false
+};
+
+/* Two members that could be one LNS: the same address, and a port that does not tell them apart. */
+static bool members_clash(const struct lns_pool_member *a, const struct lns_pool_member *b)
+{
+	return config_pool_member_is(a, (const struct sockaddr *)&b->address.ss) ||
+	       config_pool_member_is(b, (const struct sockaddr *)&a->address.ss);
+}
+
+static bool pool_post(struct pctx *p, void *arr, unsigned i, const config_setting_t *g)
+{
+	struct lns_pool *lp = (struct lns_pool *)arr + i;
+	const config_setting_t *ms = where(g, "members");
+	char buf[CFG_ADDR_STRLEN];
+
+	if (lp->n_members == 0)
+		return fail(p, ms, "lns_pools.members", "pool '%s' has no members (valid: at least "
+			    "one { address = \"192.0.2.2\"; weight = 1; })", lp->name);
+	for (unsigned j = 1; j < lp->n_members; j++) {
+		for (unsigned k = 0; k < j; k++) {
+			const config_setting_t *e;
+
+			if (!members_clash(&lp->members[j], &lp->members[k]))
+				continue;
+			e = ms ? config_setting_get_elem(ms, j) : NULL;
+			return fail(p, e ? where(e, "address") : ms, "lns_pools.members.address",
+				    "'%s' is listed twice in pool '%s' (first as member %u; valid: "
+				    "each LNS once)", addr_fmt(&lp->members[j].address, 0, buf,
+				    sizeof(buf)), lp->name, k + 1);
+		}
+	}
+	return true;
+}
+
+static const struct list_spec pool_list = {
+	"lns_pools", "pool", pool_opts, sizeof(struct lns_pool), false, pool_post, false
+};
+static const struct list_spec member_list = {
+	"lns_pools.members", "member", member_opts, sizeof(struct lns_pool_member), false, NULL,
+	true
 };
 
 /*
@@ -2405,6 +2588,25 @@ static bool parse_sessions(struct pctx *p, const config_setting_t *s, void *obj,
 	ok = parse_unique_list(p, s, &session_list, &tmpl, &arr, &t->n_sessions,
 			       offsetof(struct static_session, remote_end_id), "remote_end_id");
 	t->sessions = arr;
+	return ok;
+}
+
+static bool parse_pool_members(struct pctx *p, const config_setting_t *s, void *obj,
+			       const char *path, const struct opt *o)
+{
+	struct lns_pool *lp = obj;
+	struct lns_pool_member tmpl;
+	void *arr = NULL;
+	bool ok;
+
+	(void)path;
+	(void)o;
+	memset(&tmpl, 0, sizeof(tmpl));
+	tmpl.weight = 1;
+	free(lp->members);	/* a repeated setting */
+	lp->members = NULL;
+	ok = parse_list(p, s, &member_list, &tmpl, &arr, &lp->n_members, NULL);
+	lp->members = arr;
 	return ok;
 }
 
@@ -2568,6 +2770,7 @@ static bool parse_root(struct pctx *p, const config_setting_t *root)
 	struct session_profile sp0;
 	struct peer_profile peer0;
 	struct static_tunnel t0;
+	struct lns_pool lp0;
 	struct dup_key *keys;
 	char (*prefixes)[INET6_ADDRSTRLEN + 8];
 	char valid[WHY_MAX];
@@ -2663,16 +2866,25 @@ static bool parse_root(struct pctx *p, const config_setting_t *root)
 		       c->peer_default.session_profile, false))
 		return false;
 
+	memset(&lp0, 0, sizeof(lp0));
+	lp0.hold_down_ms = 60000;
+	arr = NULL;
+	if (!parse_list(p, sec[5], &pool_list, &lp0, &arr, &c->n_lns_pools, &p->pool_groups)) {
+		c->lns_pools = arr;
+		return false;
+	}
+	c->lns_pools = arr;
+
 	memset(&t0, 0, sizeof(t0));
 	snprintf(t0.profile, sizeof(t0.profile), "default");
 	arr = NULL;
-	if (!parse_list(p, sec[5], &tunnel_list, &t0, &arr, &c->n_tunnels, &p->tun_groups)) {
+	if (!parse_list(p, sec[6], &tunnel_list, &t0, &arr, &c->n_tunnels, &p->tun_groups)) {
 		c->tunnels = arr;
 		return false;
 	}
 	c->tunnels = arr;
 	if (c->n_tunnels > c->max_tunnels)
-		return fail(p, sec[5], "tunnels", "%u static tunnels but global.max_tunnels is %u "
+		return fail(p, sec[6], "tunnels", "%u static tunnels but global.max_tunnels is %u "
 			    "(valid: at most max_tunnels)", c->n_tunnels, c->max_tunnels);
 	if (c->reserved_tunnels >= c->max_tunnels)
 		return fail(p, sec[0] ? config_setting_get_member(sec[0], "reserved_tunnels") : NULL,
@@ -2681,9 +2893,9 @@ static bool parse_root(struct pctx *p, const config_setting_t *root)
 
 	if (!check_backups(p))
 		return false;
-	if (sec[6] && !parse_group(p, sec[6], "hooks", hook_opts, &c->hooks))
+	if (sec[7] && !parse_group(p, sec[7], "hooks", hook_opts, &c->hooks))
 		return false;
-	if (sec[7] && !parse_group(p, sec[7], "snmp", snmp_opts, &c->snmp))
+	if (sec[8] && !parse_group(p, sec[8], "snmp", snmp_opts, &c->snmp))
 		return false;
 	return check_secrets(p);
 }
@@ -2818,6 +3030,7 @@ struct l2tpd_config *config_load(const char *path, char *err, size_t errlen)
 	free(p.sp_groups);
 	free(p.peer_groups);
 	free(p.tun_groups);
+	free(p.pool_groups);
 	free(p.src.name);
 	free(p.src.text);
 	free(p.src.line_off);
@@ -2950,6 +3163,13 @@ static void print_peer_sessions(FILE *f, const struct l2tpd_config *c, const voi
 	print_list(f, c, match_opts, pp->sessions, sizeof(*pp->sessions), pp->n_sessions, ind);
 }
 
+static void print_pool_members(FILE *f, const struct l2tpd_config *c, const void *obj, int ind)
+{
+	const struct lns_pool *lp = obj;
+
+	print_list(f, c, member_opts, lp->members, sizeof(*lp->members), lp->n_members, ind);
+}
+
 void config_print(const struct l2tpd_config *c, FILE *out)
 {
 	fputs("# l2tpv3d configuration, normalised: every setting with the value in effect\n"
@@ -2966,7 +3186,9 @@ void config_print(const struct l2tpd_config *c, FILE *out)
 	print_list(out, c, peer_opts, c->peers, sizeof(*c->peers), c->n_peers, 0);
 	fputs(";\n\npeer_default = {\n", out);
 	print_group(out, c, peer_default_opts, &c->peer_default, 2);
-	fputs("};\n\ntunnels = ", out);
+	fputs("};\n\nlns_pools = ", out);
+	print_list(out, c, pool_opts, c->lns_pools, sizeof(*c->lns_pools), c->n_lns_pools, 0);
+	fputs(";\n\ntunnels = ", out);
 	print_list(out, c, tunnel_opts, c->tunnels, sizeof(*c->tunnels), c->n_tunnels, 0);
 	fputs(";\n\nhooks = {\n", out);
 	print_group(out, c, hook_opts, &c->hooks, 2);

@@ -126,11 +126,29 @@ struct static_session {
 
 struct static_tunnel {
 	char name[CFG_NAME_MAX];
-	struct cfg_addr peer;
+	struct cfg_addr peer;			/* family AF_UNSPEC when the tunnel names a pool */
+	char pool[CFG_NAME_MAX];		/* an lns_pools entry, or "" (peer is set) */
 	struct cfg_addr local;			/* family AF_UNSPEC when unset */
 	char profile[CFG_NAME_MAX];
 	struct static_session *sessions;
 	unsigned n_sessions;
+};
+
+/*
+ * An LNS pool (doc/failover.md): a tunnel through it goes to the member
+ * with the fewest of our tunnels per weight; a member whose tunnel fails
+ * is skipped for hold_down.
+ */
+struct lns_pool_member {
+	struct cfg_addr address;		/* port 0: the tunnel profile's udp_port */
+	uint32_t weight;			/* 1..1000, default 1 */
+};
+
+struct lns_pool {
+	char name[CFG_NAME_MAX];
+	struct lns_pool_member *members;
+	unsigned n_members;
+	uint32_t hold_down_ms;			/* default 60 s; 0: none */
 };
 
 struct hook_config {
@@ -192,6 +210,8 @@ struct l2tpd_config {
 	struct peer_profile *peers;
 	unsigned n_peers;
 	struct peer_profile peer_default;	/* unmatched peers: accept = false by default */
+	struct lns_pool *lns_pools;
+	unsigned n_lns_pools;
 	struct static_tunnel *tunnels;
 	unsigned n_tunnels;
 	struct hook_config hooks;
@@ -216,6 +236,12 @@ const struct tunnel_profile *config_tunnel_profile(const struct l2tpd_config *c,
 /* The static tunnel of that name, or NULL. */
 const struct static_tunnel *config_static_tunnel(const struct l2tpd_config *c, const char *name);
 const struct session_profile *config_session_profile(const struct l2tpd_config *c, const char *name);
+const struct lns_pool *config_lns_pool(const struct l2tpd_config *c, const char *name);
+/*
+ * True when member m of a pool is the destination a (a tunnel's, port set):
+ * the same address, and the same port unless m leaves it to the profile.
+ */
+bool config_pool_member_is(const struct lns_pool_member *m, const struct sockaddr *a);
 /* The entry of pp for an incoming session's Remote End ID (len bytes), or NULL. */
 const struct session_match *config_match_session(const struct peer_profile *pp,
 						 const uint8_t *reid, size_t len);

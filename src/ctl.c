@@ -525,9 +525,10 @@ static bool tunnel_args_apply(json_object *args, struct tunnel_profile *p, struc
 
 static void h_tunnel_create(struct ctl_conn *c, int64_t id, json_object *args)
 {
-	static const char *const known[] = { "peer", "local", "encap", "profile", "name", "secret",
-		"digest", "hello_interval", "udp_src_port", "wait", NULL };
+	static const char *const known[] = { "peer", "pool", "local", "encap", "profile", "name",
+		"secret", "digest", "hello_interval", "udp_src_port", "wait", NULL };
 	const char *peer = arg_str(args, "peer"), *local = arg_str(args, "local");
+	const char *pool = arg_str(args, "pool");
 	const char *pname = arg_str(args, "profile"), *secret = arg_str(args, "secret");
 	const struct tunnel_profile *tp;
 	struct tunnel_profile prof;
@@ -540,9 +541,15 @@ static void h_tunnel_create(struct ctl_conn *c, int64_t id, json_object *args)
 	la.ss.ss_family = AF_UNSPEC;
 	if (!arg_check_known(args, known, &e))
 		return conn_reply(c, id, CTL_E_INVALID, e.msg, NULL);
-	if (peer == NULL)
-		return conn_reply(c, id, CTL_E_INVALID, "missing argument 'peer'", NULL);
-	if (!config_parse_addr(peer, l2tpd.conf->udp_port, &pa)) {
+	if (peer != NULL && pool != NULL)
+		return conn_reply(c, id, CTL_E_INVALID, "give only one of 'peer' and 'pool'", NULL);
+	if (peer == NULL && pool == NULL)
+		return conn_reply(c, id, CTL_E_INVALID, "missing argument 'peer' (or 'pool')", NULL);
+	if (pool != NULL && config_lns_pool(l2tpd.conf, pool) == NULL) {
+		snprintf(err, sizeof(err), "no LNS pool named '%s'", pool);
+		return conn_reply(c, id, CTL_E_NOT_FOUND, err, NULL);
+	}
+	if (peer != NULL && !config_parse_addr(peer, l2tpd.conf->udp_port, &pa)) {
 		snprintf(err, sizeof(err), "bad address '%s' for 'peer'", peer);
 		return conn_reply(c, id, CTL_E_INVALID, err, NULL);
 	}
@@ -561,8 +568,12 @@ static void h_tunnel_create(struct ctl_conn *c, int64_t id, json_object *args)
 	if (prof.digest != CFG_DIGEST_NONE && !(secret && secret[0]) && !prof.secret[0] &&
 	    !l2tpd.conf->secret[0])
 		return conn_reply(c, id, CTL_E_INVALID, "digest authentication needs a 'secret'", NULL);
-	t = tunnel_connect(&pa, &la, &prof, arg_str(args, "name"), secret, ORIGIN_CLI, &st,
-			   err, sizeof(err));
+	if (pool != NULL)
+		t = pool_connect(pool, &la, &prof, arg_str(args, "name"), secret, ORIGIN_CLI, &st,
+				 err, sizeof(err));
+	else
+		t = tunnel_connect(&pa, &la, &prof, arg_str(args, "name"), secret, ORIGIN_CLI, &st,
+				   err, sizeof(err));
 	if (t == NULL)
 		return conn_reply(c, id, st, err, NULL);
 	if (!arg_bool(args, "wait", true))
@@ -844,6 +855,7 @@ static void h_show_daemon(struct ctl_conn *c, int64_t id, json_object *args)
 	json_add_int(o, "peers", (int64_t)usl_hash_count(&l2tpd.peers));
 	json_add_int(o, "ctl_clients", l2tpd.ctl.clients);
 	json_object_object_add(o, "config_id", json_object_new_boolean(l2tpd.conf->snmp_config_id));
+	json_object_object_add(o, "pools", pools_json());
 	json_add_int(o, "heap_bytes", (int64_t)mallinfo2().uordblks);
 	conn_reply(c, id, CTL_OK, NULL, o);
 }

@@ -114,6 +114,7 @@ struct tunnel {
 	char *name;				/* NULL when unnamed: names_str() for "" */
 	char *session_profile;			/* for sessions the peer opens; NULL: "default" */
 	char *peer_entry;			/* the peers entry its SCCRQ matched; NULL: ours */
+	char *pool;				/* the LNS pool it was made through; NULL: none */
 	/* our own connect, given up in a tie break: opened again if this one never comes up */
 	struct tunnel_reopen *reopen;
 	const struct tunnel_profile *prof;	/* shared copy: a reload never changes a live tunnel */
@@ -138,6 +139,7 @@ struct tunnel {
 	bool closing;				/* deleted by operator or shutdown */
 	bool reconnect;				/* tie-break restart: connect again when closed */
 	bool debug;				/* its debug lines and a trace of its messages */
+	bool pool_counted;			/* counts on its pool member (pool.c) */
 
 	usl_time created, established;
 	struct usl_list waiters;		/* struct ctl_req waiting for up/down */
@@ -506,6 +508,38 @@ const struct pwred_state *pwred_state(const char *sess);
 const struct pwred_state *pwred_next(const struct pwred_state *prev);
 /* {path, primary, tunnel, why, switches, since}, or NULL for a session without backups. */
 json_object *pwred_json(const char *sess);
+
+/* pool.c: LNS pools (doc/failover.md) */
+/*
+ * Takes the pools of c (at start and on reload): what happened to members
+ * that stay (hold-downs, last failure) is kept, the tunnel counts are taken
+ * again from the live tunnels.  false when out of memory (nothing changed).
+ */
+bool pool_apply(const struct l2tpd_config *c);
+void pool_shutdown(void);
+/*
+ * tunnel_connect() towards the member of pool name that the spread rule
+ * picks (its port, when the member leaves it, from prof); the tunnel
+ * carries the pool's name and counts on the member.
+ */
+struct tunnel *pool_connect(const char *name, const struct cfg_addr *local,
+			    const struct tunnel_profile *prof, const char *tname,
+			    const char *secret, enum origin origin, enum ctl_status *st,
+			    char *err, size_t errlen);
+/* A pool tunnel stops (why: the result it stops with): the member is held down unless we stopped it. */
+void pool_tunnel_down(struct tunnel *t, const struct l2tp_result *why);
+/* It is freed: it counts no more (no failure). */
+void pool_tunnel_release(struct tunnel *t);
+/* Members of the pool (0: no such pool); whether one of them is not held down. */
+unsigned pool_size(const char *name);
+bool pool_available(const char *name);
+/* True when pool name of c lists the destination dest. */
+bool pool_lists(const struct l2tpd_config *c, const char *name, const struct sockaddr *dest);
+/* `show daemon`'s "pools". */
+json_object *pools_json(void);
+/* Every member of every pool, for the metrics. */
+void pool_foreach_member(void (*fn)(const char *pool, const char *member, unsigned tunnels,
+				    bool up, void *arg), void *arg);
 
 /* reload.c */
 /* Opens static session `sess` (of any static tunnel's definition) on t; false when it cannot. */

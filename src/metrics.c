@@ -181,6 +181,35 @@ static void peers(FILE *f)
 	}
 }
 
+/* Pool and member names are names (config.c's check_name) and addresses: no escaping needed. */
+static void pool_member_tunnels(const char *pool, const char *member, unsigned tunnels, bool up,
+				void *arg)
+{
+	(void)up;
+	fprintf(arg, "l2tpv3d_pool_member_tunnels{pool=\"%s\",member=\"%s\"} %u\n", pool, member,
+		tunnels);
+}
+
+static void pool_member_up(const char *pool, const char *member, unsigned tunnels, bool up,
+			   void *arg)
+{
+	(void)tunnels;
+	fprintf(arg, "l2tpv3d_pool_member_up{pool=\"%s\",member=\"%s\"} %d\n", pool, member, up);
+}
+
+static void pools(FILE *f)
+{
+	/* a family is announced only with samples: none without pools */
+	if (l2tpd.conf == NULL || l2tpd.conf->n_lns_pools == 0)
+		return;
+	family(f, "l2tpv3d_pool_member_tunnels", "gauge",
+	       "Tunnels of ours to an LNS pool member, made through the pool and not down.");
+	pool_foreach_member(pool_member_tunnels, f);
+	family(f, "l2tpv3d_pool_member_up", "gauge",
+	       "1 when an LNS pool member takes new tunnels, 0 while it is held down.");
+	pool_foreach_member(pool_member_up, f);
+}
+
 static void traffic(FILE *f, const struct census *c)
 {
 	const struct l2tpd_stats *st = &l2tpd.stats;
@@ -678,7 +707,8 @@ static void walk_static(struct scrape *sc)
 			sc->static_tunnels_down += !r->up;
 		} else {
 			sc->static_tunnels_down++;
-			tunnel_obj(sc, st->name, 0, sockaddr_ntop((const struct sockaddr *)&st->peer.ss),
+			tunnel_obj(sc, st->name, 0, st->pool[0] ? "" :
+				   sockaddr_ntop((const struct sockaddr *)&st->peer.ss),
 				   "", false, r && r->changed_ms ? r->changed_ms : start_ms);
 			if (r != NULL)
 				r->gen = mx_gen;
@@ -826,6 +856,7 @@ char *metrics_text(size_t *len)
 	identity(f);
 	states(f, &c);
 	peers(f);
+	pools(f);
 	traffic(f, &c);
 	control(f);
 	if (objects(f) < 0) {

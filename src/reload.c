@@ -24,7 +24,10 @@
  * started again after a backoff (5 s doubling to 5 min), for as long as
  * the config lists it.  A tunnel that had been up a while and is closed by
  * its peer (a restarted LNS) opens its new connection at once instead: the
- * StopCCN hold concerns the old Control Connection ID only.
+ * StopCCN hold concerns the old Control Connection ID only.  A tunnel
+ * through an LNS pool opens its new connection at once too, on another
+ * member (the failed one is held down), until every member has had its
+ * turn or is held down: then the backoff applies.
  */
 #define STATIC_RETRY_FIRST_S	5
 #define STATIC_RETRY_MAX_S	300
@@ -142,6 +145,16 @@ static bool addr_same(const union saddr *a, const struct cfg_addr *b)
 	       sockaddr_port(&a->sa) == sockaddr_port((const struct sockaddr *)&b->ss);
 }
 
+/* Where t goes is where st (in config c) sends it; through a pool, a member it still lists. */
+static bool dest_matches(const struct tunnel *t, const struct l2tpd_config *c,
+			 const struct static_tunnel *st)
+{
+	if (st->pool[0])
+		return t->pool != NULL && strcmp(t->pool, st->pool) == 0 &&
+		       pool_lists(c, st->pool, &t->dest_cfg.sa);
+	return t->pool == NULL && addr_same(&t->dest_cfg, &st->peer);
+}
+
 /* Its profile, with the session's own interface name when it sets one; false: unknown. */
 static bool static_session_profile(const struct l2tpd_config *c, const struct static_session *ss,
 				   struct session_profile *out)
@@ -207,8 +220,12 @@ static bool static_tunnel_start(const struct l2tpd_config *c, const struct stati
 		log_warnx("static tunnel %s: unknown profile %s", st->name, st->profile);
 		return false;
 	}
-	t = tunnel_connect(&st->peer, &st->local, p, st->name, NULL, ORIGIN_CONFIG, &cs,
-			   err, sizeof(err));
+	if (st->pool[0])
+		t = pool_connect(st->pool, &st->local, p, st->name, NULL, ORIGIN_CONFIG, &cs, err,
+				 sizeof(err));
+	else
+		t = tunnel_connect(&st->peer, &st->local, p, st->name, NULL, ORIGIN_CONFIG, &cs,
+				   err, sizeof(err));
 	if (t == NULL) {
 		log_warnx("static tunnel %s: %s", st->name, err);
 		note_down(st->name, NULL, err);
@@ -290,6 +307,8 @@ static void retry_expired(struct usl_timer *t)
 static void retry_arm(const char *name, const char *sess, bool at_once)
 {
 	struct static_retry *r = retry_find(name, sess);
+	const struct static_tunnel *st = sess ? NULL : find_static(l2tpd.conf, name);
+	const char *pool = st != NULL && st->pool[0] ? st->pool : NULL;
 	unsigned delay;
 
 	if (r == NULL) {
@@ -307,7 +326,9 @@ static void retry_arm(const char *name, const char *sess, bool at_once)
 	delay = STATIC_RETRY_FIRST_S << (r->attempts < 6 ? r->attempts : 6);
 	if (delay > STATIC_RETRY_MAX_S)
 		delay = STATIC_RETRY_MAX_S;
-	if (at_once && r->attempts == 0)
+	if (pool != NULL)
+		at_once = pool_available(pool) && r->attempts < pool_size(pool);
+	if (at_once && (r->attempts == 0 || pool != NULL))
 		delay = 0;
 	r->attempts++;
 	r->next_try = usl_time_add(usl_timerset_now(l2tpd.timers), usl_time_s(delay));
@@ -315,6 +336,12 @@ static void retry_arm(const char *name, const char *sess, bool at_once)
 		memcpy(r->why, last_down.why, sizeof(r->why));
 	if (sess != NULL)
 		log_info("static session %s (tunnel %s): down, retrying in %u s", sess, name, delay);
+	else if (pool != NULL && delay == 0)
+		log_info("static tunnel %s: down, opening a new connection through pool %s now",
+			 name, pool);
+	else if (pool != NULL)
+		log_info("static tunnel %s: down, every member of pool %s %s, retrying in %u s",
+			 name, pool, pool_available(pool) ? "tried" : "held down", delay);
 	else if (delay == 0)
 		log_info("static tunnel %s: closed by its peer, opening a new connection now", name);
 	else
@@ -371,6 +398,7 @@ void static_tunnels_stop(void)
 	event_unsubscribe(static_on_event, NULL);
 	while (!usl_list_empty(&retries))
 		retry_free(usl_container_of(retries.next, struct static_retry, link));
+	pool_shutdown();
 }
 
 /* The static objects down and waiting for their retry, for `tunnel list` and `session list`. */
@@ -404,6 +432,8 @@ json_object *static_retries_json(bool sessions)
 
 void static_tunnels_start(void)
 {
+	if (!pool_apply(l2tpd.conf))
+		fatalx("LNS pools: out of memory");
 	event_subscribe(static_on_event, NULL);
 	for (unsigned i = 0; i < l2tpd.conf->n_tunnels; i++) {
 		const struct static_tunnel *st = &l2tpd.conf->tunnels[i];
@@ -468,8 +498,7 @@ static void tunnels_apply(const struct l2tpd_config *c, struct reload_counts *n)
 			continue;
 		st = find_static(c, name_str(t->name));
 		/* same peer and local address: new timers and the like go to the live connection */
-		if (st != NULL && addr_same(&t->dest_cfg, &st->peer) &&
-		    addr_same(&t->local_cfg, &st->local) &&
+		if (st != NULL && dest_matches(t, c, st) && addr_same(&t->local_cfg, &st->local) &&
 		    config_tunnel_profile(c, st->profile) != NULL &&
 		    tunnel_update(t, config_tunnel_profile(c, st->profile), n)) {
 			n->kept++;
@@ -652,6 +681,8 @@ int config_apply(struct l2tpd_config *newc, json_object *summary, char *err, siz
 	l2tpd.conf = newc;
 	globals_apply(newc);
 	pwred_config_changed();
+	if (!pool_apply(newc))
+		log_warnx("reload: LNS pools: out of memory, their state is the old file's");
 	tunnels_apply(newc, &n);
 	peer_list = json_object_new_array();
 	peers_apply(old, newc, peer_list, &n);

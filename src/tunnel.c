@@ -555,7 +555,11 @@ static void tunnel_on_event(struct l2tp_cc *cc, enum l2tp_cc_state from, enum l2
 	if (from == L2TP_CC_WAIT_CTL_CONN && t->reopen != NULL &&
 	    (to == L2TP_CC_STOPPING || to == L2TP_CC_CLOSED))
 		tunnel_reopen_after_heir(t);
-	if (from == L2TP_CC_ESTABLISHED && to == L2TP_CC_STOPPING)
+	/* the pool's verdict on its member first: the reopen picks another */
+	if ((to == L2TP_CC_STOPPING || to == L2TP_CC_CLOSED) && from != L2TP_CC_STOPPING)
+		pool_tunnel_down(t, why);
+	/* through a pool, a refusal too: the next member need not wait for the hold */
+	if (to == L2TP_CC_STOPPING && (from == L2TP_CC_ESTABLISHED || t->pool != NULL))
 		static_tunnel_reopen(t);
 	if (to == L2TP_CC_STOPPING || to == L2TP_CC_CLOSED) {
 		if (from != L2TP_CC_STOPPING) {
@@ -841,6 +845,8 @@ static void tunnel_unindex(struct tunnel *t)
 		idalloc_put(&t->peer->config_ids, t->config_id);
 	peer_put(t->peer);
 	tunnel_profile_put(t->prof);
+	pool_tunnel_release(t);
+	free(t->pool);
 	free(t->session_profile);
 	free(t->peer_entry);
 	free(t->name);
@@ -2101,6 +2107,8 @@ json_object *tunnel_json(const struct tunnel *t, bool detail)
 	json_add_str(o, "origin", origin_name(t->origin));
 	if (t->peer_entry != NULL)
 		json_add_str(o, "peer_entry", t->peer_entry);
+	if (t->pool != NULL)
+		json_add_str(o, "pool", t->pool);
 	json_add_str(o, "auth", l2tp_cc_auth_on(t->cc) ? config_digest_name(t->prof->digest) : "none");
 	if (t->debug)
 		json_object_object_add(o, "debug", json_object_new_boolean(1));
@@ -2194,6 +2202,7 @@ void tunnel_save(struct tunnel *t, struct usl_pack *w)
 	usl_pack_str(w, t->name);
 	usl_pack_str(w, t->session_profile);
 	usl_pack_str(w, t->peer_entry);
+	usl_pack_str(w, t->pool);
 	usl_pack_str(w, t->prof->name);
 	usl_pack_u8(w, (uint8_t)t->origin);
 	usl_pack_u8(w, (uint8_t)t->encap);
@@ -2232,6 +2241,7 @@ static bool tunnel_restore_fields(struct tunnel *t, struct usl_unpack *r, char *
 	t->name = usl_unpack_str(r, CFG_NAME_MAX, NULL);
 	t->session_profile = usl_unpack_str(r, CFG_NAME_MAX, NULL);
 	t->peer_entry = usl_unpack_str(r, CFG_NAME_MAX, NULL);
+	t->pool = usl_unpack_str(r, CFG_NAME_MAX, NULL);
 	usl_unpack_str_to(r, prof, plen);
 	origin = usl_unpack_u8(r);
 	encap = usl_unpack_u8(r);
@@ -2260,6 +2270,7 @@ static void tunnel_restore_free(struct tunnel *t)
 	free(t->name);
 	free(t->session_profile);
 	free(t->peer_entry);
+	free(t->pool);
 	tunnel_profile_put(t->prof);
 	free(t);
 }
@@ -2366,6 +2377,8 @@ struct tunnel *tunnel_restore(struct usl_unpack *r, int fd, unsigned *n_sessions
 		l2tp_cc_discard_restored(t->cc);
 		goto fail;
 	}
+	/* it counts on its pool member again (pool_apply() at the start counts it) */
+	t->pool_counted = t->pool != NULL;
 	/* from here on it is a tunnel of ours: a failure clears it with a StopCCN */
 	usl_unpack_init(&dp, dpp, dplen);
 	if (l2tpd.dp->tunnel_adopt != NULL && l2tpd.dp->tunnel_adopt(t, &dp) < 0) {

@@ -69,7 +69,7 @@ static const char usage_text[] =
 "  -h, -V      this help; the version\n"
 "\n"
 "commands (keywords may be abbreviated, e.g. 'tun cr peer ...', 'sh dae'):\n"
-"  tunnel create peer ADDR [local ADDR] [encap udp|ip] [profile NAME]\n"
+"  tunnel create (peer ADDR | pool NAME) [local ADDR] [encap udp|ip] [profile NAME]\n"
 "         [name NAME] [secret S] [digest none|md5|sha1] [hello SECONDS]\n"
 "         [src-port 1701|ephemeral] [no-wait]\n"
 "  tunnel delete (ID | name NAME) [result CODE]\n"

@@ -31,6 +31,7 @@ static const struct column tunnel_columns[] = {
 	{ "NAME", "name", false },
 	{ "STATE", "state", false },
 	{ "PEER", "peer", false },
+	{ "POOL", "pool", true },	/* only when a tunnel was made through an LNS pool */
 	{ "PEER-HOST", "peer_host_name", false },	/* the name the peer gave in SCCRQ/SCCRP */
 	{ "ENCAP", "encap", false },
 	{ "SESSIONS", "sessions", false },
@@ -316,6 +317,56 @@ static void show_kv(const struct request *req, json_object *data)
 		print_kv(data, 0);
 }
 
+/* One line per LNS pool member: its share, its tunnels, held down or not, its last failure. */
+static void print_pools(json_object *pools)
+{
+	size_t n = json_object_array_length(pools);
+
+	printf("pools:\n");
+	for (size_t i = 0; i < n; i++) {
+		json_object *p = json_object_array_get_idx(pools, i), *ms = NULL;
+		size_t nm;
+
+		printf("  %s (hold-down %s s)\n", field(p, "name"), field(p, "hold_down"));
+		json_object_object_get_ex(p, "members", &ms);
+		nm = ms ? json_object_array_length(ms) : 0;
+		for (size_t j = 0; j < nm; j++) {
+			json_object *m = json_object_array_get_idx(ms, j), *until = NULL;
+			long long left = 0;
+
+			if (json_object_object_get_ex(m, "held_down_until", &until) && until != NULL)
+				left = json_object_get_int64(until) - (long long)time(NULL);
+			printf("    %-22s weight %-4s tunnels %-7s ", field(m, "address"),
+			       field(m, "weight"), field(m, "tunnels"));
+			if (until != NULL)
+				printf("held down (%lld s left)", left > 0 ? left : 0);
+			else
+				printf("up");
+			if (strcmp(field(m, "last_failure"), "-"))
+				printf("; last failure: %s", field(m, "last_failure"));
+			printf("\n");
+		}
+	}
+}
+
+/* show daemon: key: value lines, and the pools, if any, a line per member. */
+static void show_daemon(const struct request *req, json_object *data)
+{
+	json_object *pools = NULL;
+
+	(void)req;
+	if (data == NULL)
+		return;
+	if (json_object_object_get_ex(data, "pools", &pools)) {
+		json_object_get(pools);
+		json_object_object_del(data, "pools");
+	}
+	print_kv(data, 0);
+	if (pools != NULL && json_object_array_length(pools) > 0)
+		print_pools(pools);
+	json_object_put(pools);
+}
+
 /*
  * The live objects, then the static ones waiting for their retry (state
  * "retrying", when and why in a line each), and a held old connection's
@@ -406,7 +457,7 @@ static const struct {
 	[CMD_SESSION_DELETE]	= { show_deleted, show_deleted },
 	[CMD_SESSION_SHOW]	= { show_kv, NULL },
 	[CMD_SESSION_LIST]	= { show_sessions, NULL },
-	[CMD_SHOW_DAEMON]	= { show_kv, NULL },
+	[CMD_SHOW_DAEMON]	= { show_daemon, NULL },
 	[CMD_STATS]		= { show_kv, NULL },
 	[CMD_STATS_RESET]	= { show_stats_reset, show_stats_reset },
 	[CMD_METRICS]		= { show_metrics, NULL },

@@ -81,7 +81,8 @@ static const char *const seq_values[] = { "none", "non-ip", "all", NULL };
 #define ENUM_ARG(kw, k, v)	{ kw, V_ENUM, k, 0, .values = v }
 
 static const struct arg tunnel_create_args[] = {
-	{ "peer", V_ADDR, "peer", .flags = A_REQUIRED },
+	{ "peer", V_ADDR, "peer", .flags = A_ONE_OF },
+	STR_ARG("pool", "pool", NAME_LEN, A_ONE_OF),	/* an lns_pools entry instead of a peer */
 	{ "local", V_ADDR, "local", .flags = 0 },
 	ENUM_ARG("encap", "encap", encap_values),
 	STR_ARG("profile", "profile", NAME_LEN, 0),

@@ -136,15 +136,19 @@ usage_case "typo after show" "l2tpv3ctl: show: unknown command 'deamon' (valid: 
 usage_case "missing subcommand" \
 	"l2tpv3ctl: session: missing command (valid: create, delete, show, list)" session
 usage_case "typo in an argument" \
-	"l2tpv3ctl: tunnel create: unknown argument 'pear' (valid: peer, local, encap, profile, name, secret, digest, hello, src-port, no-wait)" \
+	"l2tpv3ctl: tunnel create: unknown argument 'pear' (valid: peer, pool, local, encap, profile, name, secret, digest, hello, src-port, no-wait)" \
 	tunnel create pear 192.0.2.2
 usage_case "ambiguous prefix" \
 	"l2tpv3ctl: ambiguous command 's' (could be: session, show, stats)" s list
 usage_case "ambiguous argument prefix" \
-	"l2tpv3ctl: tunnel create: ambiguous argument 'p' (could be: peer, profile)" \
+	"l2tpv3ctl: tunnel create: ambiguous argument 'p' (could be: peer, pool, profile)" \
 	tunnel create p 192.0.2.2
-usage_case "missing required argument" "l2tpv3ctl: tunnel create: missing argument 'peer'" \
+usage_case "missing required argument" "l2tpv3ctl: tunnel create: missing argument (peer or pool)" \
 	tunnel create encap ip
+usage_case "peer and pool both" "l2tpv3ctl: tunnel create: give only one of peer or pool" \
+	tunnel create pool lns peer 192.0.2.2
+usage_case "pool without a name" "l2tpv3ctl: tunnel create: missing value for 'pool'" \
+	tunnel create pool
 usage_case "missing value at the end" \
 	"l2tpv3ctl: tunnel create: missing value for 'name'" tunnel create peer 192.0.2.2 name
 usage_case "missing ID or name" \
@@ -246,6 +250,9 @@ req_case "tunnel create, every argument" '.cmd == "tunnel create" and .args == {
 req_case "tunnel create no-wait, [v6]:port" \
 	'.args == {peer: "[2001:db8::2]:1701", wait: false}' \
 	tunnel create peer '[2001:db8::2]:1701' no-wait
+req_case "tunnel create through a pool" '.cmd == "tunnel create" and .args == {pool: "lns", name: "t1"}' \
+	tunnel create pool lns name t1
+req_case "prefix: tun cr po lns" '.args == {pool: "lns"}' tun cr po lns
 req_case "tunnel create --no-wait, bare v6" '.args == {peer: "2001:db8::2", wait: false}' \
 	tunnel create peer 2001:db8::2 --no-wait
 req_case "tunnel delete ID result" '.cmd == "tunnel delete" and .args == {tunnel_id: 77, result: 4}' \
@@ -509,7 +516,7 @@ run -s "$T/ooo.sock" -j -w 8 -b "$T/batch200"
 	"$T/out" >/dev/null
 check $? "batch -j: 200 lines, replies out of order, matched by id"
 jq -se 'length == 199 and ([.[].id] | unique | length == 199)' "$T/ooo.rec" >/dev/null &&
-	grep -qF "line 50: tunnel create: missing argument 'peer'" "$T/err"
+	grep -qF "line 50: tunnel create: missing argument (peer or pool)" "$T/err"
 check $? "batch: one request per good line, ids unique"
 
 # The daemon's own encoding (no spaces, "quiet" honoured): a reply that is

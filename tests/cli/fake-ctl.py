@@ -114,9 +114,12 @@ def tunnel_create(req, args, n):
     if args.get("profile") == "bogus":
         return reply(req, 1, None, "profile 'bogus': no such tunnel profile")
     t = dict(TUNNELS[0], tunnel_id=1000 + n, peer_tunnel_id=2000 + n,
-             name=args.get("name", ""), peer=args["peer"], sessions=0, uptime=0,
+             name=args.get("name", ""), peer=args.get("peer", "192.0.2.3:1701"),
+             sessions=0, uptime=0,
              encap=args.get("encap", "udp"), auth=args.get("digest", "none"),
              state="established" if args.get("wait", True) else "wait-ctl-reply")
+    if "pool" in args:
+        t["pool"] = args["pool"]
     return reply(req, 0, t)
 
 

@@ -149,11 +149,14 @@ static const char full_conf[] =
 	");\n"
 	"peer_default = { accept = true; tunnel_profile = \"fast\"; session_profile = \"ppp\";\n"
 	"  secret = \"dflt\"; max_tunnels = 5; max_sessions = 9; };\n"
+	"lns_pools = ( { name = \"lns\"; hold_down = 5;\n"
+	"  members = ( { address = \"198.51.100.2\"; weight = 3; }, { address = \"198.51.100.3:1702\"; } ); } );\n"
 	"tunnels = (\n"
 	"  { name = \"t1\"; peer = \"198.51.100.1\"; local = \"192.0.2.1\"; profile = \"fast\";\n"
 	"    sessions = ( { name = \"s1\"; profile = \"vlan\"; remote_end_id = \"far s1\"; },\n"
 	"                 { name = \"s2\"; } ); },\n"
-	"  { name = \"t2\"; peer = \"[2001:db8::2]:1800\"; }\n"
+	"  { name = \"t2\"; peer = \"[2001:db8::2]:1800\"; },\n"
+	"  { name = \"t3\"; pool = \"lns\"; }\n"
 	");\n"
 	"hooks = { tunnel_up = \"/bin/true\"; tunnel_down = \"/bin/true\"; session_up = \"/a\";\n"
 	"  session_down = \"/b\"; max_concurrent = 2; timeout = 1.5; };\n"
@@ -568,7 +571,7 @@ START_TEST(test_full)
 	ck_assert_uint_eq(c->peer_default.max_tunnels, 5);
 	ck_assert_uint_eq(c->peer_default.max_sessions, 9);
 
-	ck_assert_uint_eq(c->n_tunnels, 2);
+	ck_assert_uint_eq(c->n_tunnels, 3);
 	ck_assert_str_eq(config_addr_str(&c->tunnels[0].peer, buf, sizeof(buf)),
 			 "198.51.100.1:1702");	/* the profile's udp_port */
 	ck_assert_str_eq(config_addr_str(&c->tunnels[0].local, buf, sizeof(buf)), "192.0.2.1");
@@ -580,6 +583,30 @@ START_TEST(test_full)
 	ck_assert_str_eq(c->tunnels[0].sessions[1].remote_end_id, "s2");	/* its name */
 	ck_assert_str_eq(c->tunnels[0].sessions[1].profile, "default");
 	ck_assert_uint_eq(c->tunnels[1].n_sessions, 0);
+
+	/* a pool: weights, the port left to the profile or its own; a tunnel through it */
+	ck_assert_uint_eq(c->n_lns_pools, 1);
+	ck_assert_ptr_eq(config_lns_pool(c, "lns"), &c->lns_pools[0]);
+	ck_assert_ptr_null(config_lns_pool(c, "nope"));
+	ck_assert_uint_eq(c->lns_pools[0].hold_down_ms, 5000);
+	ck_assert_uint_eq(c->lns_pools[0].n_members, 2);
+	ck_assert_uint_eq(c->lns_pools[0].members[0].weight, 3);
+	ck_assert_uint_eq(c->lns_pools[0].members[1].weight, 1);	/* the default */
+	ck_assert_str_eq(config_addr_str(&c->lns_pools[0].members[0].address, buf, sizeof(buf)),
+			 "198.51.100.2");
+	ck_assert_str_eq(c->tunnels[2].pool, "lns");
+	ck_assert_int_eq(c->tunnels[2].peer.ss.ss_family, AF_UNSPEC);
+	{
+		struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(1701) };
+
+		inet_pton(AF_INET, "198.51.100.2", &a.sin_addr);
+		ck_assert(config_pool_member_is(&c->lns_pools[0].members[0], (struct sockaddr *)&a));
+		ck_assert(!config_pool_member_is(&c->lns_pools[0].members[1], (struct sockaddr *)&a));
+		inet_pton(AF_INET, "198.51.100.3", &a.sin_addr);
+		ck_assert(!config_pool_member_is(&c->lns_pools[0].members[1], (struct sockaddr *)&a));
+		a.sin_port = htons(1702);
+		ck_assert(config_pool_member_is(&c->lns_pools[0].members[1], (struct sockaddr *)&a));
+	}
 
 	ck_assert_uint_eq(c->hooks.timeout_ms, 1500);
 	ck_assert(c->snmp.enabled);
