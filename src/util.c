@@ -222,6 +222,12 @@ void text_set(char **text, const char *fmt, ...)
 	va_end(ap);
 }
 
+void text_copy(char **text, const char *s)
+{
+	free(*text);
+	*text = s != NULL && s[0] != '\0' ? strdup(s) : NULL;
+}
+
 void json_add_int(json_object *o, const char *k, int64_t v)
 {
 	json_object_object_add(o, k, json_object_new_int64(v));
