@@ -650,6 +650,12 @@ static int parse_secret(const struct arg *a, const char *word, json_object *args
 		close(fd);
 	if (n < 0)
 		return fail(e, "cannot read %s: %s", from, strerror(errno));
+	if (fd == STDIN_FILENO) {
+		char *nl = memchr(buf, '\n', (size_t)n);
+
+		if (nl != NULL)	/* its first line */
+			n = nl - buf + 1;
+	}
 	return secret_store(a, buf, (size_t)n, from, args, e);
 }
 
