@@ -680,8 +680,7 @@ struct src_file {
 struct pctx {
 	struct l2tpd_config *c;
 	const char *file;
-	const char *incdir;		/* directory of file, for @include'd names */
-	const char *cur;		/* the file whose syntax is being read (errors) */
+	const char *incdir;		/* directory of file: @include, include_dir, secret_file */
 	char *err;
 	size_t errlen;
 
@@ -731,7 +730,7 @@ static bool is_top(const struct pctx *p, const char *file)
 static const char *src_name(const struct pctx *p, const char *file, char *buf, size_t len)
 {
 	if (!file)
-		return p->cur ? p->cur : p->file;
+		return p->file;
 	if (is_top(p, file))
 		return file;
 	return rel_path(p->incdir, file, buf, len);
