@@ -39,20 +39,22 @@ _l2tpv3ctl_objects()
 
 # The grammar: per command, its arguments as KEYWORD:KIND, where KIND is
 # flag (no value), word=V1/V2/... (one of these), tref (tunnel ID or
-# "name NAME"), tid (a tunnel ID), or any (a value we cannot guess).
+# "name NAME"), tid (a tunnel ID), file (a file's path), or any (a value we
+# cannot guess).
 # "@tunnel" / "@session": the command also takes an ID, or name NAME.
 _l2tpv3ctl_args()
 {
     case $1 in
     "tunnel create")
         echo peer:any pool:any local:any encap:word=udp/ip profile:any name:any secret:any \
-            digest:word=none/md5/sha1 hello:any src-port:word=1701/ephemeral no-wait:flag ;;
+            secret-file:file description:any digest:word=none/md5/sha1 hello:any \
+            src-port:word=1701/ephemeral no-wait:flag ;;
     "tunnel delete") echo @tunnel result:any ;;
     "tunnel show") echo @tunnel ;;
     "session create")
         echo tunnel:tref profile:any name:any pw:word=eth/eth_vlan/ppp cookie:word=0/4/8 \
             l2spec:word=none/default seq:word=none/non-ip/all ifname:any \
-            remote-end-id:any no-wait:flag ;;
+            remote-end-id:any description:any no-wait:flag ;;
     "session delete") echo @session result:any ;;
     "session show") echo @session ;;
     "session list" | stats | "stats reset") echo tunnel:tref ;;
@@ -177,6 +179,9 @@ _l2tpv3ctl()
     names:*)
         local IFS=$'\n'
         COMPREPLY=($(compgen -W "$(_l2tpv3ctl_objects "$prog" "${want#names:}" name)" -- "$cur")) ;;
+    file)
+        local IFS=$'\n'
+        COMPREPLY=($(compgen -f -- "$cur")) ;;
     any) ;;
     *)
         local left=()

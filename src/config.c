@@ -24,6 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -697,6 +700,7 @@ void config_free(struct l2tpd_config *c)
 	free(c->session_profiles);
 	free(c->tunnel_profiles);
 	free(c->reserved_ifnames);
+	free(c->included);
 	free(c);
 }
 
@@ -714,7 +718,7 @@ struct src_file {
 struct pctx {
 	struct l2tpd_config *c;
 	const char *file;
-	const char *incdir;		/* directory of file, for @include'd names */
+	const char *incdir;		/* directory of file: @include, include_dir, secret_file */
 	char *err;
 	size_t errlen;
 
@@ -730,26 +734,50 @@ struct pctx {
 static bool fail(struct pctx *p, const config_setting_t *s, const char *path, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
+static config_trust_fn trust_check;
+
+void config_set_trust_check(config_trust_fn fn)
+{
+	trust_check = fn;
+}
+
+/* v as the configuration gives it, made a path that opens from here: relative to the main file. */
+static const char *rel_path(const char *incdir, const char *v, char *buf, size_t len)
+{
+	if (v[0] == '/' || !incdir)
+		return v;
+	snprintf(buf, len, "%s%s%s", incdir, incdir[strlen(incdir) - 1] == '/' ? "" : "/", v);
+	return buf;
+}
+
+/* One of the files read whole: the main one, or one of include_dir (named as opened). */
+static bool is_top(const struct pctx *p, const char *file)
+{
+	if (strcmp(file, p->file) == 0)
+		return true;
+	for (unsigned i = 0; p->c && i < p->c->n_included; i++)
+		if (strcmp(file, p->c->included[i]) == 0)
+			return true;
+	return false;
+}
+
 /*
  * libconfig names an @include'd file as the directive wrote it, relative to
- * the including file's directory: make it a path that opens from here.
+ * the main file's directory: make it a path that opens from here.
  */
-static const char *src_name(const char *file, const char *top, const char *incdir,
-			    char *buf, size_t len)
+static const char *src_name(const struct pctx *p, const char *file, char *buf, size_t len)
 {
 	if (!file)
-		return top;
-	if (file == top || strcmp(file, top) == 0 || file[0] == '/' || !incdir)
+		return p->file;
+	if (is_top(p, file))
 		return file;
-	snprintf(buf, len, "%s%s%s", incdir, incdir[strlen(incdir) - 1] == '/' ? "" : "/", file);
-	return buf;
+	return rel_path(p->incdir, file, buf, len);
 }
 
 static bool fail(struct pctx *p, const config_setting_t *s, const char *path, const char *fmt, ...)
 {
 	char buf[CFG_PATH_MAX * 2];
-	const char *file = src_name(s ? config_setting_source_file(s) : NULL, p->file, p->incdir,
-				    buf, sizeof(buf));
+	const char *file = src_name(p, s ? config_setting_source_file(s) : NULL, buf, sizeof(buf));
 	unsigned line = s ? config_setting_source_line(s) : 0;
 	va_list ap;
 	int n;
@@ -874,8 +902,7 @@ static bool is_name_char(char ch)
 static bool int_literal(struct pctx *p, const config_setting_t *s, long long *v, bool *huge)
 {
 	char buf[CFG_PATH_MAX * 2];
-	const char *file = src_name(config_setting_source_file(s), p->file, p->incdir, buf,
-				    sizeof(buf));
+	const char *file = src_name(p, config_setting_source_file(s), buf, sizeof(buf));
 	const char *name = config_setting_name(s);
 	unsigned line = config_setting_source_line(s);
 	const char *b, *e, *q;
@@ -994,6 +1021,7 @@ struct opt {
 	size_t off, size;
 	long long min, max;		/* UINT: values; TIME: milliseconds */
 	const char *zero;		/* 0 accepted besides min..max; what it means */
+	size_t off2;			/* secret, secret_file: the other one's field */
 	const int *set;			/* UINT: only these values (terminated by -1) */
 	const struct name_val *names;	/* ENUM, STR */
 	check_fn check;			/* STR */
@@ -1016,6 +1044,12 @@ struct opt {
 	{ .name = n, .kind = OPT_ENUM, FIELD(T, f), .names = nm }
 #define O_SPECIAL(T, n, f, ps, pr) \
 	{ .name = n, .kind = OPT_SPECIAL, FIELD(T, f), .parse = ps, .print = pr }
+/* secret and secret_file, each clearing the other (a profile inherits both) */
+#define O_SECRET(T) \
+	{ .name = "secret", .kind = OPT_STR, FIELD(T, secret), .parse = parse_secret, \
+	  .off2 = offsetof(T, secret_file) }, \
+	{ .name = "secret_file", .kind = OPT_STR, FIELD(T, secret_file), \
+	  .parse = parse_secret_file, .off2 = offsetof(T, secret) }
 #define O_END		{ .name = NULL }
 
 static void *field(void *obj, const struct opt *o)
@@ -1287,6 +1321,15 @@ static bool check_nonempty_printable(const char *s, char *why, size_t wl)
 		snprintf(why, wl, "empty (valid: printable characters, at least one)");
 		return false;
 	}
+	return check_printable(s, why, wl);
+}
+
+/*
+ * Operator text shown by the CLI, in monitor events and as a metrics label:
+ * printable, so that none of them needs more than quoting.
+ */
+static bool check_description(const char *s, char *why, size_t wl)
+{
 	return check_printable(s, why, wl);
 }
 
@@ -1610,6 +1653,150 @@ static void print_router_id(FILE *f, const struct l2tpd_config *c, const void *o
 	print_str(f, buf);
 }
 
+/* ---- secret, secret_file ---- */
+
+/* The sibling setting key of s (in the same group) when it is a non-empty string. */
+static const config_setting_t *sibling_set(const config_setting_t *s, const char *key)
+{
+	const config_setting_t *g = config_setting_parent(s);
+	const config_setting_t *o = g ? config_setting_get_member(g, key) : NULL;
+
+	if (o == NULL || config_setting_type(o) != CONFIG_TYPE_STRING ||
+	    config_setting_get_string(o)[0] == '\0')
+		return NULL;
+	return o;
+}
+
+static bool secret_both(struct pctx *p, const config_setting_t *s, const char *path,
+			const config_setting_t *other)
+{
+	return fail(p, s, path, "set together with '%s' (line %u) (valid: one of them, the "
+		    "secret itself or the file holding it)", config_setting_name(other),
+		    config_setting_source_line(other));
+}
+
+/*
+ * A secret from a file: owned by root or the daemon's user and closed to
+ * other users (0600, 0640), its content the secret without one trailing
+ * newline.  The file's problems are the setting's.
+ */
+static bool read_secret_file(struct pctx *p, const config_setting_t *s, const char *path,
+			     const char *file, char *out)
+{
+	char buf[CFG_SECRET_MAX + 2];
+	size_t len = 0;
+	struct stat st;
+	bool ok = false;
+	ssize_t n;
+	int fd;
+
+	fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return fail(p, s, path, "cannot read %s: %s", file, strerror(errno));
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		fail(p, s, path, "%s is not a regular file (valid: a file holding the secret)", file);
+		goto out;
+	}
+	if (st.st_uid != 0 && st.st_uid != geteuid()) {
+		fail(p, s, path, "%s is owned by uid %u, neither root nor l2tpv3d's (uid %u) "
+		     "(valid: owned by root or the daemon's user)", file, (unsigned)st.st_uid,
+		     (unsigned)geteuid());
+		goto out;
+	}
+	if (st.st_mode & (S_IRWXO | S_IWGRP)) {
+		fail(p, s, path, "%s is %s (mode %04o) (valid: mode 0600 or 0640; chmod o-rwx,g-w "
+		     "it)", file, st.st_mode & S_IROTH ? "readable by every user" :
+		     st.st_mode & S_IRWXO ? "open to every user" : "writable by its group",
+		     (unsigned)(st.st_mode & 07777));
+		goto out;
+	}
+	while (len < sizeof(buf) - 1) {
+		n = read(fd, buf + len, sizeof(buf) - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			fail(p, s, path, "cannot read %s: %s", file, strerror(errno));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	if (len > 0 && buf[len - 1] == '\n')
+		len--;
+	if (len == 0)
+		fail(p, s, path, "%s is empty (valid: the secret, on one line)", file);
+	else if (len >= CFG_SECRET_MAX)
+		fail(p, s, path, "%s holds more than %d characters (valid: a secret of at most %d)",
+		     file, CFG_SECRET_MAX - 1, CFG_SECRET_MAX - 1);
+	else if (memchr(buf, '\0', len) != NULL)
+		fail(p, s, path, "%s holds a NUL byte (valid: a secret without one)", file);
+	else
+		ok = true;
+	if (ok) {
+		memcpy(out, buf, len);
+		out[len] = '\0';
+	}
+out:
+	explicit_bzero(buf, sizeof(buf));
+	close(fd);
+	return ok;
+}
+
+/* secret: "" beside a secret_file is how -nv prints one; otherwise it replaces the file's. */
+static bool parse_secret(struct pctx *p, const config_setting_t *s, void *obj, const char *path,
+			 const struct opt *o)
+{
+	const config_setting_t *other = sibling_set(s, "secret_file");
+	const char *v;
+
+	if (!parse_string(p, s, path, NULL, &v))
+		return false;
+	if (other != NULL && v[0] != '\0')
+		return secret_both(p, s, path, other);
+	if (other != NULL)
+		return true;
+	if (strlen(v) >= o->size)
+		return fail(p, s, path, "too long: %zu characters (valid: at most %zu)", strlen(v),
+			    o->size - 1);
+	memcpy(field(obj, o), v, strlen(v) + 1);
+	((char *)obj + o->off2)[0] = '\0';
+	return true;
+}
+
+/* secret_file: the secret read from it now (each load and reload); "" for none. */
+static bool parse_secret_file(struct pctx *p, const config_setting_t *s, void *obj,
+			      const char *path, const struct opt *o)
+{
+	const config_setting_t *other = sibling_set(s, "secret");
+	char why[WHY_MAX], buf[CFG_PATH_MAX * 2], secret[CFG_SECRET_MAX];
+	const char *v;
+
+	if (!parse_string(p, s, path, "a file's path, absolute or relative to the main file's "
+			  "directory", &v))
+		return false;
+	if (v[0] == '\0') {
+		if (config_setting_get_member(config_setting_parent(s), "secret") == NULL) {
+			((char *)field(obj, o))[0] = '\0';
+			((char *)obj + o->off2)[0] = '\0';
+		}
+		return true;
+	}
+	if (other != NULL)
+		return secret_both(p, s, path, other);
+	if (strlen(v) >= o->size)
+		return fail(p, s, path, "too long: %zu characters (valid: at most %zu)", strlen(v),
+			    o->size - 1);
+	if (!check_printable(v, why, sizeof(why)))
+		return fail(p, s, path, "%s", why);
+	if (!read_secret_file(p, s, path, rel_path(p->incdir, v, buf, sizeof(buf)), secret))
+		return false;
+	memcpy(field(obj, o), v, strlen(v) + 1);
+	memcpy((char *)obj + o->off2, secret, sizeof(secret));
+	explicit_bzero(secret, sizeof(secret));
+	return true;
+}
+
 static bool parse_match(struct pctx *p, const config_setting_t *s, void *obj, const char *path,
 			const struct opt *o)
 {
@@ -1802,6 +1989,18 @@ static void print_member_addr(FILE *f, const struct l2tpd_config *c, const void 
 	print_str(f, addr_fmt(&m->address, 0, buf, sizeof(buf)));
 }
 
+/*
+ * Its files are merged into the lists the output shows: "" keeps the
+ * output a fixed point (loaded again, it must not add them twice).
+ */
+static void print_include_dir(FILE *f, const struct l2tpd_config *c, const void *obj, int ind)
+{
+	(void)c;
+	(void)obj;
+	(void)ind;
+	print_str(f, "");
+}
+
 static void print_local_addr(FILE *f, const struct l2tpd_config *c, const void *obj, int ind)
 {
 	const struct static_tunnel *t = obj;
@@ -1836,7 +2035,9 @@ static const struct opt global_opts[] = {
 	O_WORD(G, "event_loop", event_loop, event_loop_names),
 	O_STR(G, "hostname", hostname, check_hostname),
 	O_SPECIAL(G, "router_id", router_id, parse_router_id, print_router_id),
-	O_STR(G, "secret", secret, NULL),
+	O_SECRET(G),
+	{ .name = "include_dir", .kind = OPT_STR, FIELD(G, include_dir), .check = check_printable,
+	  .print = print_include_dir },
 	O_UINT(G, "max_tunnels", max_tunnels, 1, UINT32_MAX, NULL),
 	O_UINT(G, "max_sessions", max_sessions, 1, UINT32_MAX, NULL),
 	O_UINT(G, "max_sessions_per_tunnel", max_sessions_per_tunnel, 1, UINT32_MAX, "(no limit)"),
@@ -1874,10 +2075,11 @@ static const struct opt tunnel_profile_opts[] = {
 	O_UINT(T, "rx_window", rx_window, 1, 65535, NULL),
 	O_UINT(T, "send_window", send_window, 1, 65535, "(the peer's Receive Window Size)"),
 	O_ENUM(T, "digest", digest, digest_names),
-	O_STR(T, "secret", secret, NULL),
+	O_SECRET(T),
 	O_BOOL(T, "hide_avps", hide_avps),
 	O_BOOL(T, "send_ack_msg", send_ack_msg),
 	O_UINT(T, "max_sessions", max_sessions, 1, UINT32_MAX, "(the global limits)"),
+	O_STR(T, "description", description, check_description),
 	O_END
 };
 #undef T
@@ -1896,6 +2098,7 @@ static const struct opt session_profile_opts[] = {
 	O_ENUM(S, "ipv6_link_local", ipv6_link_local, ll6_names),
 	O_UINT(S, "vlan_id", vlan_id, 1, 4094, "(none)"),
 	O_STR(S, "pppd_options", pppd_options, check_printable),
+	O_STR(S, "description", description, check_description),
 	O_END
 };
 #undef S
@@ -1908,18 +2111,19 @@ static const struct opt peer_opts[] = {
 	O_BOOL(P, "accept", accept),
 	O_STR(P, "tunnel_profile", tunnel_profile, NULL),
 	O_STR(P, "session_profile", session_profile, NULL),
-	O_STR(P, "secret", secret, NULL),
+	O_SECRET(P),
 	O_SPECIAL(P, "sessions", sessions, parse_peer_sessions, print_peer_sessions),
 	O_BOOL(P, "refuse_unknown_sessions", refuse_unknown_sessions),
 	O_UINT(P, "max_tunnels", max_tunnels, 1, UINT32_MAX, "(the global limit)"),
 	O_UINT(P, "max_sessions", max_sessions, 1, UINT32_MAX, "(the global limits)"),
+	O_STR(P, "description", description, check_description),
 	O_END
 };
 static const struct opt peer_default_opts[] = {
 	O_BOOL(P, "accept", accept),
 	O_STR(P, "tunnel_profile", tunnel_profile, NULL),
 	O_STR(P, "session_profile", session_profile, NULL),
-	O_STR(P, "secret", secret, NULL),
+	O_SECRET(P),
 	O_SPECIAL(P, "sessions", sessions, parse_peer_sessions, print_peer_sessions),
 	O_BOOL(P, "refuse_unknown_sessions", refuse_unknown_sessions),
 	O_UINT(P, "max_tunnels", max_tunnels, 1, UINT32_MAX, "(the global limit)"),
@@ -1947,6 +2151,8 @@ static const struct opt tunnel_opts[] = {
 	O_SPECIAL(ST, "local", local, parse_local_addr, print_local_addr),
 	O_STR(ST, "profile", profile, NULL),
 	O_SPECIAL(ST, "sessions", sessions, parse_sessions, print_sessions),
+	O_BOOL(ST, "shutdown", shutdown),
+	O_STR(ST, "description", description, check_description),
 	O_END
 };
 #undef ST
@@ -1979,6 +2185,8 @@ static const struct opt session_opts[] = {
 	O_SPECIAL(SS, "backup", backup, parse_backup, print_backup),
 	O_TIME(SS, "revert_delay", revert_delay_ms, 0, 86400000, NULL),
 	O_BOOL(SS, "revert", revert),
+	O_BOOL(SS, "shutdown", shutdown),
+	O_STR(SS, "description", description, check_description),
 	O_END
 };
 #undef SS
@@ -2026,7 +2234,8 @@ static const struct section {
 const char *const config_known_settings[] = {
 	"global.listen", "global.udp_port", "global.listen_ip", "global.event_loop",
 	"global.responder_port", "global.reload_peers",
-	"global.hostname", "global.router_id", "global.secret", "global.max_tunnels",
+	"global.hostname", "global.router_id", "global.secret", "global.secret_file",
+	"global.include_dir", "global.max_tunnels",
 	"global.metrics_listen",
 	"global.max_sessions", "global.max_sessions_per_tunnel", "global.max_half_open",
 	"global.reserved_tunnels",
@@ -2043,33 +2252,35 @@ const char *const config_known_settings[] = {
 	"tunnel_profiles.sccrp_max_retries",
 	"tunnel_profiles.delayed_ack", "tunnel_profiles.rx_window", "tunnel_profiles.send_window",
 	"tunnel_profiles.digest",
-	"tunnel_profiles.secret", "tunnel_profiles.hide_avps", "tunnel_profiles.send_ack_msg",
-	"tunnel_profiles.max_sessions",
+	"tunnel_profiles.secret", "tunnel_profiles.secret_file", "tunnel_profiles.hide_avps",
+	"tunnel_profiles.send_ack_msg", "tunnel_profiles.max_sessions",
+	"tunnel_profiles.description",
 
 	"session_profiles.name", "session_profiles.pw_type", "session_profiles.cookie_len",
 	"session_profiles.l2spec", "session_profiles.data_seq", "session_profiles.ifname",
 	"session_profiles.mtu", "session_profiles.bridge", "session_profiles.address",
 	"session_profiles.ipv6_link_local", "session_profiles.vlan_id",
-	"session_profiles.pppd_options",
+	"session_profiles.pppd_options", "session_profiles.description",
 
 	"peers.name", "peers.match", "peers.accept", "peers.tunnel_profile",
-	"peers.session_profile", "peers.secret", "peers.sessions", "peers.refuse_unknown_sessions",
-	"peers.max_tunnels", "peers.max_sessions",
+	"peers.session_profile", "peers.secret", "peers.secret_file", "peers.sessions",
+	"peers.refuse_unknown_sessions", "peers.max_tunnels", "peers.max_sessions",
+	"peers.description",
 	"peers.sessions.remote_end_id", "peers.sessions.profile", "peers.sessions.ifname",
 	"peers.sessions.bridge",
 
 	"peer_default.accept", "peer_default.tunnel_profile", "peer_default.session_profile",
-	"peer_default.secret", "peer_default.sessions", "peer_default.refuse_unknown_sessions",
+	"peer_default.secret", "peer_default.secret_file", "peer_default.sessions", "peer_default.refuse_unknown_sessions",
 	"peer_default.max_tunnels", "peer_default.max_sessions",
 
 	"lns_pools.name", "lns_pools.members", "lns_pools.members.address",
 	"lns_pools.members.weight", "lns_pools.hold_down",
 
 	"tunnels.name", "tunnels.peer", "tunnels.pool", "tunnels.local", "tunnels.profile",
-	"tunnels.sessions",
+	"tunnels.sessions", "tunnels.shutdown", "tunnels.description",
 	"tunnels.sessions.name", "tunnels.sessions.profile", "tunnels.sessions.remote_end_id",
 	"tunnels.sessions.ifname", "tunnels.sessions.backup", "tunnels.sessions.revert_delay",
-	"tunnels.sessions.revert",
+	"tunnels.sessions.revert", "tunnels.sessions.shutdown", "tunnels.sessions.description",
 
 	"hooks.tunnel_up", "hooks.tunnel_down", "hooks.session_up", "hooks.session_down",
 	"hooks.max_concurrent", "hooks.timeout",
@@ -2171,6 +2382,8 @@ static bool dup_check(struct pctx *p, struct dup_key *k, unsigned n, const char 
 		      const char *what)
 {
 	const struct dup_key *dup = NULL, *first = NULL;
+	char buf[CFG_PATH_MAX * 2];
+	const char *f1, *f2;
 	unsigned i, j;
 
 	qsort(k, n, sizeof(*k), dup_key_cmp);
@@ -2185,104 +2398,112 @@ static bool dup_check(struct pctx *p, struct dup_key *k, unsigned n, const char 
 	}
 	if (!dup)
 		return true;
+	f1 = config_setting_source_file(first->s);
+	f2 = config_setting_source_file(dup->s);
+	if (f1 && f2 && strcmp(f1, f2) != 0)	/* two files of include_dir, or one and the main */
+		return fail(p, dup->s, path, "duplicate %s '%s' (first at %s:%u)", what, dup->key,
+			    src_name(p, f1, buf, sizeof(buf)), config_setting_source_line(first->s));
 	return fail(p, dup->s, path, "duplicate %s '%s' (first at line %u)", what, dup->key,
 		    config_setting_source_line(first->s));
 }
 
 /*
- * Reads list (NULL: absent) into a new array *arr of *n elements, each
+ * Reads lists (n_lists of them, NULL: absent; the main file's, then those of
+ * include_dir's files) into one new array *arr of *n elements, each
  * starting as tmpl (inherit: "default" starts as tmpl, the others as
  * "default").  *arr and *n are set before parsing, so config_free() cleans
  * up after a failure.  groups (optional) receives each element's group.
  */
-static bool parse_list(struct pctx *p, const config_setting_t *list, const struct list_spec *ls,
-		       const void *tmpl, void **arr, unsigned *n,
+static bool parse_list(struct pctx *p, const config_setting_t *const *lists, unsigned n_lists,
+		       const struct list_spec *ls, const void *tmpl, void **arr, unsigned *n,
 		       const config_setting_t ***groups)
 {
-	unsigned len = list ? (unsigned)config_setting_length(list) : 0;
-	unsigned count, i, k, def = UINT_MAX;
+	const config_setting_t *at = NULL, **el = NULL, **g = NULL;
+	unsigned len = 0, count, i, k, def = UINT_MAX;
 	char path[SETTING_PATH_MAX], why[WHY_MAX];
-	const config_setting_t **g;
-	struct dup_key *keys;
+	struct dup_key *keys = NULL;
+	bool ok = false;
 	char *a;
 
-	if (list && config_setting_type(list) != CONFIG_TYPE_LIST &&
-	    !(config_setting_type(list) == CONFIG_TYPE_ARRAY && len == 0))
-		return fail(p, list, ls->sec, "expected a list ( ) of groups { }, got %s",
-			    type_name(list));
+	for (i = 0; i < n_lists; i++) {
+		const config_setting_t *list = lists[i];
+
+		if (!list)
+			continue;
+		if (!at)
+			at = list;
+		if (config_setting_type(list) != CONFIG_TYPE_LIST &&
+		    !(config_setting_type(list) == CONFIG_TYPE_ARRAY &&
+		      config_setting_length(list) == 0))
+			return fail(p, list, ls->sec, "expected a list ( ) of groups { }, got %s",
+				    type_name(list));
+		len += (unsigned)config_setting_length(list);
+	}
+	el = calloc(len ? len : 1, sizeof(*el));
+	keys = calloc(len ? len : 1, sizeof(*keys));
+	if (!el || !keys) {
+		fail(p, at, ls->sec, "out of memory");
+		goto out;
+	}
+	for (i = 0, k = 0; i < n_lists; i++)
+		for (int j = 0; lists[i] && j < config_setting_length(lists[i]); j++)
+			el[k++] = config_setting_get_elem(lists[i], (unsigned)j);
 
 	/* names first: every element needs one, unique, so references can be checked */
 	snprintf(path, sizeof(path), "%s.name", ls->sec);
-	keys = calloc(len ? len : 1, sizeof(*keys));
-	if (!keys)
-		return fail(p, list, ls->sec, "out of memory");
-	for (i = 0; ls->unnamed && i < len; i++) {
-		const config_setting_t *e = config_setting_get_elem(list, i);
-
-		if (config_setting_type(e) != CONFIG_TYPE_GROUP) {
-			free(keys);
-			return fail(p, e, ls->sec, "expected a group { } for each %s, got %s",
-				    ls->what, type_name(e));
-		}
-	}
-	for (i = 0; !ls->unnamed && i < len; i++) {
-		const config_setting_t *e = config_setting_get_elem(list, i), *ns;
+	for (i = 0; i < len; i++) {
+		const config_setting_t *e = el[i], *ns;
 		const char *name;
 
 		if (config_setting_type(e) != CONFIG_TYPE_GROUP) {
-			free(keys);
-			return fail(p, e, ls->sec, "expected a group { } for each %s, got %s",
-				    ls->what, type_name(e));
+			fail(p, e, ls->sec, "expected a group { } for each %s, got %s", ls->what,
+			     type_name(e));
+			goto out;
 		}
+		if (ls->unnamed)
+			continue;
 		ns = config_setting_get_member(e, "name");
 		if (!ns) {
-			free(keys);
-			return fail(p, e, path, "missing (every %s needs a name)", ls->what);
+			fail(p, e, path, "missing (every %s needs a name)", ls->what);
+			goto out;
 		}
-		if (!parse_string(p, ns, path, "letters, digits and - _ . : @ /", &name)) {
-			free(keys);
-			return false;
-		}
+		if (!parse_string(p, ns, path, "letters, digits and - _ . : @ /", &name))
+			goto out;
 		if (strlen(name) >= CFG_NAME_MAX) {
-			free(keys);
-			return fail(p, ns, path, "too long: %zu characters (valid: at most %d)",
-				    strlen(name), CFG_NAME_MAX - 1);
+			fail(p, ns, path, "too long: %zu characters (valid: at most %d)",
+			     strlen(name), CFG_NAME_MAX - 1);
+			goto out;
 		}
 		if (!check_name(name, why, sizeof(why))) {
-			free(keys);
-			return fail(p, ns, path, "%s", why);
+			fail(p, ns, path, "%s", why);
+			goto out;
 		}
 		keys[i] = (struct dup_key){ name, i, ns };
 		if (ls->inherit && strcmp(name, "default") == 0)
 			def = i;
 	}
-	if (!ls->unnamed && !dup_check(p, keys, len, path, "name")) {
-		free(keys);
-		return false;
-	}
-	free(keys);
+	if (!ls->unnamed && !dup_check(p, keys, len, path, "name"))
+		goto out;
 
 	count = len + (ls->inherit && def == UINT_MAX);
 	a = calloc(count ? count : 1, ls->size);
 	g = calloc(count ? count : 1, sizeof(*g));
 	if (!a || !g) {
 		free(a);
-		free(g);
-		return fail(p, list, ls->sec, "out of memory");
+		fail(p, at, ls->sec, "out of memory");
+		goto out;
 	}
 	*arr = a;
 	*n = count;
-	if (groups)
-		*groups = g;
 
 	k = 0;
 	if (ls->inherit) {
 		memcpy(a, tmpl, ls->size);
-		g[0] = def == UINT_MAX ? NULL : config_setting_get_elem(list, def);
+		g[0] = def == UINT_MAX ? NULL : el[def];
 		if (g[0] && !parse_group(p, g[0], ls->sec, ls->opts, a))
-			goto fail;
+			goto out;
 		if (ls->post && !ls->post(p, a, 0, g[0]))
-			goto fail;
+			goto out;
 		tmpl = a;
 		k = 1;
 	}
@@ -2291,21 +2512,24 @@ static bool parse_list(struct pctx *p, const config_setting_t *list, const struc
 
 		if (i == def)
 			continue;
-		g[k] = config_setting_get_elem(list, i);
+		g[k] = el[i];
 		memcpy(obj, tmpl, ls->size);
 		if (!parse_group(p, g[k], ls->sec, ls->opts, obj))
-			goto fail;
+			goto out;
 		if (ls->post && !ls->post(p, a, k, g[k]))
-			goto fail;
+			goto out;
 		k++;
 	}
-	if (!groups)
-		free(g);
-	return true;
-fail:
-	if (!groups)
-		free(g);
-	return false;
+	ok = true;
+out:
+	if (groups && g) {
+		*groups = g;
+		g = NULL;
+	}
+	free(g);
+	free(keys);
+	free(el);
+	return ok;
 }
 
 /* A profile reference: must name an existing one. */
@@ -2341,6 +2565,8 @@ static bool tunnel_profile_post(struct pctx *p, void *arr, unsigned i, const con
 	struct tunnel_profile *tp = (struct tunnel_profile *)arr + i;
 	char a[32], b[32];
 
+	if (i > 0 && !has(g, "description"))	/* describes "default" alone */
+		tp->description[0] = '\0';
 	/* sccrq_max_retries follows max_retries unless this profile or "default" sets it */
 	if (!has(g, "sccrq_max_retries")) {
 		if (i == 0 || !p->sccrq_in_default)
@@ -2365,6 +2591,8 @@ static bool session_profile_post(struct pctx *p, void *arr, unsigned i, const co
 {
 	struct session_profile *sp = (struct session_profile *)arr + i;
 
+	if (i > 0 && !has(g, "description"))	/* describes "default" alone */
+		sp->description[0] = '\0';
 	if (sp->data_seq != 0 && sp->l2spec == 0)
 		return fail(p, where2(g, "data_seq", "l2spec"), "session_profiles.data_seq",
 			    "'%s' needs the L2-Specific Sublayer, which carries the sequence "
@@ -2553,7 +2781,7 @@ static bool parse_unique_list(struct pctx *p, const config_setting_t *s,
 	struct dup_key *keys;
 	bool ok;
 
-	ok = parse_list(p, s, ls, tmpl, arr, n, &g);
+	ok = parse_list(p, &s, 1, ls, tmpl, arr, n, &g);
 	if (ok && *n) {
 		keys = calloc(*n, sizeof(*keys));
 		if (!keys) {
@@ -2605,7 +2833,7 @@ static bool parse_pool_members(struct pctx *p, const config_setting_t *s, void *
 	tmpl.weight = 1;
 	free(lp->members);	/* a repeated setting */
 	lp->members = NULL;
-	ok = parse_list(p, s, &member_list, &tmpl, &arr, &lp->n_members, NULL);
+	ok = parse_list(p, &s, 1, &member_list, &tmpl, &arr, &lp->n_members, NULL);
 	lp->members = arr;
 	return ok;
 }
@@ -2762,24 +2990,21 @@ static bool check_secrets(struct pctx *p)
 	return true;
 }
 
-static bool parse_root(struct pctx *p, const config_setting_t *root)
+#define N_SECTIONS	(sizeof(sections) / sizeof(sections[0]) - 1)
+
+/*
+ * The sections of one file: roots[0] is the main file, the others are
+ * include_dir's, which may only add to the lists.  lists[i * n + r] is
+ * section i of root r (NULL: not there).
+ */
+static bool sort_sections(struct pctx *p, const config_setting_t *const *roots, unsigned n,
+			  unsigned r, const config_setting_t **lists)
 {
-	const config_setting_t *sec[sizeof(sections) / sizeof(sections[0])];
-	struct l2tpd_config *c = p->c;
-	struct tunnel_profile tp0;
-	struct session_profile sp0;
-	struct peer_profile peer0;
-	struct static_tunnel t0;
-	struct lns_pool lp0;
-	struct dup_key *keys;
-	char (*prefixes)[INET6_ADDRSTRLEN + 8];
+	const config_setting_t *root = roots[r];
 	char valid[WHY_MAX];
-	void *arr = NULL;
 	unsigned i, best = UINT_MAX;
-	bool ok;
 	int k;
 
-	memset(sec, 0, sizeof(sec));
 	for (k = 0; k < config_setting_length(root); k++) {
 		const config_setting_t *s = config_setting_get_elem(root, (unsigned)k);
 		const char *name = config_setting_name(s), *sugg = NULL;
@@ -2788,8 +3013,12 @@ static bool parse_root(struct pctx *p, const config_setting_t *root)
 		for (i = 0; sections[i].name; i++)
 			if (!strcmp(sections[i].name, name))
 				break;
+		if (sections[i].name && r > 0 && sections[i].type != SEC_LIST)
+			return fail(p, s, name, "not allowed in a file of global.include_dir "
+				    "(valid there: tunnel_profiles, session_profiles, peers, "
+				    "lns_pools, tunnels)");
 		if (sections[i].name) {
-			sec[i] = s;
+			lists[i * n + r] = s;
 			if (sections[i].type == SEC_GROUP &&
 			    config_setting_type(s) != CONFIG_TYPE_GROUP)
 				return fail(p, s, name, "expected a group { }, got %s",
@@ -2808,6 +3037,45 @@ static bool parse_root(struct pctx *p, const config_setting_t *root)
 			return fail(p, s, name, "unknown section (did you mean '%s'?)", sugg);
 		return fail(p, s, name, "unknown section (valid: %s)", valid);
 	}
+	return true;
+}
+
+static bool parse_sections(struct pctx *p, const config_setting_t *const *sec,
+			   const config_setting_t *const *lists, unsigned nr);
+
+static bool parse_root(struct pctx *p, const config_setting_t *const *roots, unsigned nr)
+{
+	const config_setting_t *sec[N_SECTIONS], **lists;
+	unsigned i, r;
+	bool ok = true;
+
+	lists = calloc(N_SECTIONS * nr, sizeof(*lists));
+	if (!lists)
+		return fail(p, NULL, "global", "out of memory");
+	for (r = 0; ok && r < nr; r++)
+		ok = sort_sections(p, roots, nr, r, lists);
+	for (i = 0; i < N_SECTIONS; i++)
+		sec[i] = lists[i * nr];
+	ok = ok && parse_sections(p, sec, lists, nr);
+	free(lists);
+	return ok;
+}
+
+/* sec: the main file's sections; lists: every file's, as sort_sections() left them. */
+static bool parse_sections(struct pctx *p, const config_setting_t *const *sec,
+			   const config_setting_t *const *lists, unsigned nr)
+{
+	struct l2tpd_config *c = p->c;
+	struct tunnel_profile tp0;
+	struct session_profile sp0;
+	struct peer_profile peer0;
+	struct static_tunnel t0;
+	struct lns_pool lp0;
+	struct dup_key *keys;
+	char (*prefixes)[INET6_ADDRSTRLEN + 8];
+	void *arr = NULL;
+	unsigned i;
+	bool ok;
 
 	if (!parse_global(p, sec[0]))
 		return false;
@@ -2816,7 +3084,8 @@ static bool parse_root(struct pctx *p, const config_setting_t *root)
 	free(c->tunnel_profiles);
 	c->tunnel_profiles = NULL;
 	c->n_tunnel_profiles = 0;
-	if (!parse_list(p, sec[1], &tunnel_profile_list, &tp0, &arr, &c->n_tunnel_profiles,
+	if (!parse_list(p, &lists[1 * nr], nr, &tunnel_profile_list, &tp0, &arr,
+			&c->n_tunnel_profiles,
 			&p->tp_groups)) {
 		c->tunnel_profiles = arr;
 		return false;
@@ -2828,7 +3097,8 @@ static bool parse_root(struct pctx *p, const config_setting_t *root)
 	c->session_profiles = NULL;
 	c->n_session_profiles = 0;
 	arr = NULL;
-	if (!parse_list(p, sec[2], &session_profile_list, &sp0, &arr, &c->n_session_profiles,
+	if (!parse_list(p, &lists[2 * nr], nr, &session_profile_list, &sp0, &arr,
+			&c->n_session_profiles,
 			&p->sp_groups)) {
 		c->session_profiles = arr;
 		return false;
@@ -2837,7 +3107,8 @@ static bool parse_root(struct pctx *p, const config_setting_t *root)
 
 	peer_defaults(&peer0, true);
 	arr = NULL;
-	if (!parse_list(p, sec[3], &peer_list, &peer0, &arr, &c->n_peers, &p->peer_groups)) {
+	if (!parse_list(p, &lists[3 * nr], nr, &peer_list, &peer0, &arr, &c->n_peers,
+			&p->peer_groups)) {
 		c->peers = arr;
 		return false;
 	}
@@ -2869,7 +3140,8 @@ static bool parse_root(struct pctx *p, const config_setting_t *root)
 	memset(&lp0, 0, sizeof(lp0));
 	lp0.hold_down_ms = 60000;
 	arr = NULL;
-	if (!parse_list(p, sec[5], &pool_list, &lp0, &arr, &c->n_lns_pools, &p->pool_groups)) {
+	if (!parse_list(p, &lists[5 * nr], nr, &pool_list, &lp0, &arr, &c->n_lns_pools,
+			&p->pool_groups)) {
 		c->lns_pools = arr;
 		return false;
 	}
@@ -2878,7 +3150,8 @@ static bool parse_root(struct pctx *p, const config_setting_t *root)
 	memset(&t0, 0, sizeof(t0));
 	snprintf(t0.profile, sizeof(t0.profile), "default");
 	arr = NULL;
-	if (!parse_list(p, sec[6], &tunnel_list, &t0, &arr, &c->n_tunnels, &p->tun_groups)) {
+	if (!parse_list(p, &lists[6 * nr], nr, &tunnel_list, &t0, &arr, &c->n_tunnels,
+			&p->tun_groups)) {
 		c->tunnels = arr;
 		return false;
 	}
@@ -2952,15 +3225,173 @@ bool config_ifname_reserved(const struct l2tpd_config *c, const char *name)
 		       sizeof(*c->reserved_ifnames), ifname_cmp) != NULL;
 }
 
+/* Reads one file's syntax into lc (its @include relative to the main file); false with err set. */
+static bool read_syntax(struct pctx *p, config_t *lc, const char *file)
+{
+	char buf[CFG_PATH_MAX * 2];
+	const char *efile;
+
+	config_init(lc);
+	if (p->incdir)
+		config_set_include_dir(lc, p->incdir);
+	if (config_read_file(lc, file))
+		return true;
+	efile = config_error_file(lc) ? src_name(p, config_error_file(lc), buf, sizeof(buf)) : file;
+	if (!p->err || !p->errlen) {
+		/* nowhere to say why */
+	} else if (config_error_type(lc) == CONFIG_ERR_FILE_IO) {
+		snprintf(p->err, p->errlen, "%s: cannot read: %s", efile, config_error_text(lc));
+	} else if (!strcmp(config_error_text(lc), "syntax error")) {
+		snprintf(p->err, p->errlen, "%s:%d: syntax error: libconfig cannot parse this "
+			 "(look for a missing ';', quote or bracket here or on the line before)",
+			 efile, config_error_line(lc));
+	} else {
+		snprintf(p->err, p->errlen, "%s:%d: syntax error: %s", efile, config_error_line(lc),
+			 config_error_text(lc));
+	}
+	return false;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The *.conf names in dir (no hidden ones), sorted; NULL with errno. */
+static char **conf_names(const char *dir, unsigned *n)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char **v = NULL, **nv;
+	unsigned cap = 0;
+	int saved;
+
+	*n = 0;
+	if (!d)
+		return NULL;
+	while ((errno = 0, de = readdir(d)) != NULL) {
+		size_t l = strlen(de->d_name);
+
+		if (de->d_name[0] == '.' || l <= 5 || strcmp(de->d_name + l - 5, ".conf") != 0)
+			continue;
+		if (*n + 1 >= cap) {
+			cap = cap ? cap * 2 : 16;
+			nv = realloc(v, cap * sizeof(*v));
+			if (!nv)
+				goto fail;
+			v = nv;
+		}
+		if ((v[*n] = strdup(de->d_name)) == NULL)
+			goto fail;
+		(*n)++;
+	}
+	if (errno)
+		goto fail;
+	closedir(d);
+	if (!v)
+		v = calloc(1, sizeof(*v));
+	if (v)
+		qsort(v, *n, sizeof(*v), name_cmp);
+	return v;
+fail:
+	saved = errno ? errno : ENOMEM;
+	closedir(d);
+	while (v && *n)
+		free(v[--*n]);
+	free(v);
+	errno = saved;
+	return NULL;
+}
+
+/*
+ * global.include_dir of the main file (lcs[0]): each of its *.conf files,
+ * in name order, read into lcs[1..] (*n counts them all) and named in
+ * p->c->included.  They are checked as the main file is.
+ */
+static bool read_include_dir(struct pctx *p, config_t ***lcs, unsigned *n)
+{
+	const config_setting_t *g = config_lookup((*lcs)[0], "global"), *s;
+	static const char path[] = "global.include_dir";
+	char dir[CFG_PATH_MAX * 2], why[WHY_MAX * 2], **names;
+	struct l2tpd_config *c = p->c;
+	unsigned n_names, i;
+	const char *v;
+	bool ok = true;
+
+	s = g && config_setting_type(g) == CONFIG_TYPE_GROUP ?
+	    config_setting_get_member(g, "include_dir") : NULL;
+	if (!s)
+		return true;
+	if (!parse_string(p, s, path, "a directory, absolute or relative to this file's", &v))
+		return false;
+	if (!*v)
+		return true;
+	if (strlen(v) >= CFG_PATH_MAX)
+		return fail(p, s, path, "too long: %zu characters (valid: at most %d)", strlen(v),
+			    CFG_PATH_MAX - 1);
+	if (!check_printable(v, why, sizeof(why)))
+		return fail(p, s, path, "%s", why);
+	snprintf(dir, sizeof(dir), "%s", v);
+	if (v[0] != '/' && p->incdir)
+		rel_path(p->incdir, v, dir, sizeof(dir));
+	if (trust_check && trust_check("include_dir", dir, why, sizeof(why)) < 0)
+		return fail(p, s, path, "%s", why);
+	names = conf_names(dir, &n_names);
+	if (!names)
+		return fail(p, s, path, "cannot read directory %s: %s", dir, strerror(errno));
+	c->included = calloc(n_names ? n_names : 1, sizeof(*c->included));
+	if (!c->included)
+		ok = fail(p, s, path, "out of memory");
+	for (i = 0; ok && i < n_names; i++) {
+		char *file = c->included[c->n_included];
+		config_t **nl;
+		struct stat st;
+
+		if ((size_t)snprintf(file, CFG_PATH_MAX, "%s%s%s", dir,
+				     dir[strlen(dir) - 1] == '/' ? "" : "/", names[i]) >= CFG_PATH_MAX) {
+			ok = fail(p, s, path, "%s/%s: path too long (valid: at most %d characters)",
+				  dir, names[i], CFG_PATH_MAX - 1);
+			break;
+		}
+		c->n_included++;
+		if (stat(file, &st) < 0) {
+			ok = fail(p, s, path, "cannot read %s: %s", file, strerror(errno));
+			break;
+		}
+		if (!S_ISREG(st.st_mode)) {
+			ok = fail(p, s, path, "%s is not a regular file (valid: *.conf files)", file);
+			break;
+		}
+		if (trust_check && trust_check("included configuration", file, why, sizeof(why)) < 0) {
+			ok = fail(p, s, path, "%s", why);
+			break;
+		}
+		nl = realloc(*lcs, (*n + 1) * sizeof(**lcs));
+		if (nl)
+			*lcs = nl;
+		if (!nl || ((*lcs)[*n] = malloc(sizeof(config_t))) == NULL) {
+			ok = fail(p, s, path, "out of memory");
+			break;
+		}
+		if (!read_syntax(p, (*lcs)[(*n)++], file))
+			ok = false;
+	}
+	for (i = 0; i < n_names; i++)
+		free(names[i]);
+	free(names);
+	return ok;
+}
+
 struct l2tpd_config *config_load(const char *path, char *err, size_t errlen)
 {
+	const config_setting_t **roots = NULL;
 	struct pctx p;
-	struct l2tpd_config *c;
-	config_t lc;
-	char dir[CFG_PATH_MAX], *slash, buf[CFG_PATH_MAX * 2];
-	const char *efile;
+	struct l2tpd_config *c = NULL;
+	config_t **lcs;
+	unsigned n_lcs = 0, i;
+	char dir[CFG_PATH_MAX], *slash;
 	FILE *f;
-	bool ok;
+	bool ok = false;
 
 	memset(&p, 0, sizeof(p));
 	p.file = path;
@@ -2985,47 +3416,53 @@ struct l2tpd_config *config_load(const char *path, char *err, size_t errlen)
 	}
 	fclose(f);
 
-	config_init(&lc);
 	snprintf(dir, sizeof(dir), "%s", path);
 	slash = strrchr(dir, '/');
 	if (slash) {
-		/* @include is relative to the file ("/" for a file at the root) */
+		/* @include and include_dir are relative to the file ("/" for a file at the root) */
 		if (slash == dir)
 			slash[1] = '\0';
 		else
 			*slash = '\0';
-		config_set_include_dir(&lc, dir);
 		p.incdir = dir;
 	}
-	if (!config_read_file(&lc, path)) {
-		efile = src_name(config_error_file(&lc), path, p.incdir, buf, sizeof(buf));
-		if (!err || !errlen) {
-			/* nowhere to say why */
-		} else if (config_error_type(&lc) == CONFIG_ERR_FILE_IO) {
-			snprintf(err, errlen, "%s: cannot read: %s", efile, config_error_text(&lc));
-		} else if (!strcmp(config_error_text(&lc), "syntax error")) {
-			snprintf(err, errlen, "%s:%d: syntax error: libconfig cannot parse this "
-				 "(look for a missing ';', quote or bracket here or on the line "
-				 "before)", efile, config_error_line(&lc));
-		} else {
-			snprintf(err, errlen, "%s:%d: syntax error: %s", efile,
-				 config_error_line(&lc), config_error_text(&lc));
-		}
-		config_destroy(&lc);
-		return NULL;
+	lcs = calloc(1, sizeof(*lcs));
+	if (lcs)
+		lcs[0] = malloc(sizeof(config_t));
+	if (!lcs || !lcs[0]) {
+		if (err && errlen)
+			snprintf(err, errlen, "%s: out of memory", path);
+		goto out;
 	}
+	n_lcs = 1;
+	if (!read_syntax(&p, lcs[0], path))
+		goto out;
 
 	c = config_defaults();
 	if (!c) {
 		if (err && errlen)
 			snprintf(err, errlen, "%s: out of memory", path);
-		config_destroy(&lc);
-		return NULL;
+		goto out;
 	}
 	snprintf(c->path, sizeof(c->path), "%s", path);
 	p.c = c;
-	ok = parse_root(&p, config_root_setting(&lc));
-
+	if (!read_include_dir(&p, &lcs, &n_lcs))
+		goto out;
+	roots = calloc(n_lcs, sizeof(*roots));
+	if (!roots) {
+		fail(&p, NULL, "global", "out of memory");
+		goto out;
+	}
+	for (i = 0; i < n_lcs; i++)
+		roots[i] = config_root_setting(lcs[i]);
+	ok = parse_root(&p, roots, n_lcs);
+	if (ok && index_reserved_ifnames(c) < 0) {
+		if (err && errlen)
+			snprintf(err, errlen, "%s: out of memory", path);
+		ok = false;
+	}
+out:
+	free(roots);
 	free(p.tp_groups);
 	free(p.sp_groups);
 	free(p.peer_groups);
@@ -3034,12 +3471,13 @@ struct l2tpd_config *config_load(const char *path, char *err, size_t errlen)
 	free(p.src.name);
 	free(p.src.text);
 	free(p.src.line_off);
-	config_destroy(&lc);
-	if (ok && index_reserved_ifnames(c) < 0) {
-		if (err && errlen)
-			snprintf(err, errlen, "%s: out of memory", path);
-		ok = false;
+	for (i = 0; lcs && i < n_lcs; i++) {
+		config_destroy(lcs[i]);
+		free(lcs[i]);
 	}
+	if (lcs && n_lcs == 0)
+		free(lcs[0]);
+	free(lcs);
 	if (!ok) {
 		config_free(c);
 		return NULL;
@@ -3100,9 +3538,12 @@ static void print_value(FILE *f, const struct l2tpd_config *c, const struct opt 
 		fputs(secs_fmt((long long)load_uint(fp, 4), buf, sizeof(buf)), f);
 		break;
 	case OPT_STR:
-		/* -nv output lands in tickets and chats: secrets only when asked */
-		print_str(f, strcmp(o->name, "secret") == 0 && !print_secrets && *(const char *)fp ?
-			  "********" : fp);
+		/* -nv output lands in tickets and chats: secrets only when asked, a file's never */
+		if (o->parse == parse_secret && *((const char *)obj + o->off2))
+			print_str(f, "");
+		else
+			print_str(f, o->parse == parse_secret && !print_secrets &&
+				  *(const char *)fp ? "********" : fp);
 		break;
 	case OPT_ENUM: {
 		const char *n = name_of(o->names, (int)load_uint(fp, o->size));
@@ -3173,7 +3614,8 @@ static void print_pool_members(FILE *f, const struct l2tpd_config *c, const void
 void config_print(const struct l2tpd_config *c, FILE *out)
 {
 	fputs("# l2tpv3d configuration, normalised: every setting with the value in effect\n"
-	      "# (defaults filled in, profiles expanded, times in seconds).\n\n", out);
+	      "# (defaults filled in, profiles expanded, include_dir's files merged,\n"
+	      "# times in seconds).\n\n", out);
 	fputs("global = {\n", out);
 	print_group(out, c, global_opts, c, 2);
 	fputs("};\n\ntunnel_profiles = ", out);

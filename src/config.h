@@ -20,6 +20,7 @@
 #define CFG_NAME_MAX	64
 #define CFG_PATH_MAX	256
 #define CFG_SECRET_MAX	128
+#define CFG_DESC_MAX	128	/* an object's description: operator text, printable */
 #define CFG_MAX_LISTEN	16
 
 /* An IPv4/IPv6 address with optional port (0 = default). */
@@ -56,6 +57,8 @@ struct tunnel_profile {
 	uint16_t send_window;			/* cap on ours; default 0: the peer's window */
 	enum cfg_digest digest;			/* "none" | "md5" | "sha1" */
 	char secret[CFG_SECRET_MAX];		/* empty: the global secret */
+	char secret_file[CFG_PATH_MAX];		/* where secret was read from; "": inline */
+	char description[CFG_DESC_MAX];
 	bool hide_avps;				/* hide sensitive AVPs (needs secret + digest) */
 	bool send_ack_msg;			/* explicit ACK(20) instead of ZLB */
 	uint32_t max_sessions;			/* default 0: global limit */
@@ -77,6 +80,7 @@ struct session_profile {
 	uint16_t ipv6_link_local;		/* enum cfg_ll6: "auto" (only with address) | "on" | "off" */
 	uint16_t vlan_id;			/* eth_vlan: sub-interface VLAN id */
 	char pppd_options[CFG_PATH_MAX];	/* ppp: extra pppd arguments */
+	char description[CFG_DESC_MAX];
 };
 
 /*
@@ -98,6 +102,8 @@ struct peer_profile {
 	char tunnel_profile[CFG_NAME_MAX];
 	char session_profile[CFG_NAME_MAX];
 	char secret[CFG_SECRET_MAX];		/* overrides the tunnel profile's */
+	char secret_file[CFG_PATH_MAX];		/* where secret was read from; "": inline */
+	char description[CFG_DESC_MAX];
 	struct session_match *sessions;		/* first exact match, else first pattern */
 	unsigned n_sessions;
 	bool refuse_unknown_sessions;		/* a Remote End ID no entry matches: CDN */
@@ -122,6 +128,8 @@ struct static_session {
 	unsigned n_backup;
 	uint32_t revert_delay_ms;		/* default 30 s */
 	bool revert;				/* default true */
+	bool shutdown;				/* administratively down: not started */
+	char description[CFG_DESC_MAX];
 };
 
 struct static_tunnel {
@@ -132,6 +140,8 @@ struct static_tunnel {
 	char profile[CFG_NAME_MAX];
 	struct static_session *sessions;
 	unsigned n_sessions;
+	bool shutdown;				/* administratively down: not started */
+	char description[CFG_DESC_MAX];
 };
 
 /*
@@ -185,6 +195,15 @@ struct l2tpd_config {
 	uint32_t router_id;			/* 0: derived from a local address */
 	bool router_id_set;
 	char secret[CFG_SECRET_MAX];
+	char secret_file[CFG_PATH_MAX];		/* where secret was read from; "": inline */
+	/*
+	 * A directory whose *.conf files (file-name order) add to the lists
+	 * tunnel_profiles, session_profiles, peers and tunnels; relative to
+	 * the main file's directory.  The lists hold what they added.
+	 */
+	char include_dir[CFG_PATH_MAX];
+	char (*included)[CFG_PATH_MAX];		/* the files read from it, in order */
+	unsigned n_included;
 	uint32_t max_tunnels;			/* default 100000 */
 	uint32_t max_sessions;			/* default 200000 */
 	uint32_t max_sessions_per_tunnel;	/* default 0 (unlimited) */
@@ -231,6 +250,13 @@ void config_free(struct l2tpd_config *c);
 void config_print(const struct l2tpd_config *c, FILE *out);
 /* config_print() shows secrets (else "********" for a non-empty one). */
 void config_print_secrets(bool show);
+/*
+ * Checks a file the configuration reads besides the main one (an
+ * include_dir and its files) as the daemon checks the main one: 0, or -1
+ * with the reason in why.  NULL (the default, and `-n`): no check.
+ */
+typedef int (*config_trust_fn)(const char *what, const char *path, char *why, size_t len);
+void config_set_trust_check(config_trust_fn fn);
 
 const struct tunnel_profile *config_tunnel_profile(const struct l2tpd_config *c, const char *name);
 /* The static tunnel of that name, or NULL. */

@@ -238,6 +238,7 @@ static void event_names_json(json_object *ev, const struct tunnel *t, const stru
 	event_names_get(t, s, &n);
 	json_add_str(ev, "tunnel_name", n.tunnel);
 	json_add_str(ev, "peer_entry", n.peer_entry);
+	json_add_str(ev, "description", n.description);
 	if (s == NULL)
 		return;
 	json_add_str(ev, "session_name", n.session);
@@ -339,6 +340,41 @@ static const char *arg_str(json_object *args, const char *k)
 	if (args == NULL || !json_object_object_get_ex(args, k, &v) || v == NULL)
 		return NULL;
 	return json_object_get_string(v);
+}
+
+/*
+ * "description": operator text, as the configuration takes it (printable,
+ * shorter than CFG_DESC_MAX); *out NULL when absent.  false (msg set) when bad.
+ */
+static bool arg_description(json_object *args, const char **out, struct argerr *e)
+{
+	json_object *v;
+	const char *s;
+	size_t len;
+
+	*out = NULL;
+	if (args == NULL || !json_object_object_get_ex(args, "description", &v) || v == NULL)
+		return true;
+	if (!json_object_is_type(v, json_type_string)) {
+		snprintf(e->msg, sizeof(e->msg), "'description' must be a string");
+		return false;
+	}
+	s = json_object_get_string(v);
+	len = (size_t)json_object_get_string_len(v);
+	if (len >= CFG_DESC_MAX) {
+		snprintf(e->msg, sizeof(e->msg), "'description' is %zu characters (valid: at most %d)",
+			 len, CFG_DESC_MAX - 1);
+		return false;
+	}
+	for (size_t i = 0; i < len; i++) {
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f) {
+			snprintf(e->msg, sizeof(e->msg), "'description' has a control character at "
+				 "offset %zu (valid: printable characters)", i);
+			return false;
+		}
+	}
+	*out = s;
+	return true;
 }
 
 /* u32 argument: *out untouched and true when absent; false (msg set) when bad. */
@@ -526,10 +562,11 @@ static bool tunnel_args_apply(json_object *args, struct tunnel_profile *p, struc
 static void h_tunnel_create(struct ctl_conn *c, int64_t id, json_object *args)
 {
 	static const char *const known[] = { "peer", "pool", "local", "encap", "profile", "name",
-		"secret", "digest", "hello_interval", "udp_src_port", "wait", NULL };
+		"secret", "digest", "hello_interval", "udp_src_port", "wait", "description", NULL };
 	const char *peer = arg_str(args, "peer"), *local = arg_str(args, "local");
 	const char *pool = arg_str(args, "pool");
 	const char *pname = arg_str(args, "profile"), *secret = arg_str(args, "secret");
+	const char *descr;
 	const struct tunnel_profile *tp;
 	struct tunnel_profile prof;
 	struct cfg_addr pa, la = { .len = 0 };
@@ -539,7 +576,7 @@ static void h_tunnel_create(struct ctl_conn *c, int64_t id, json_object *args)
 	char err[256];
 
 	la.ss.ss_family = AF_UNSPEC;
-	if (!arg_check_known(args, known, &e))
+	if (!arg_check_known(args, known, &e) || !arg_description(args, &descr, &e))
 		return conn_reply(c, id, CTL_E_INVALID, e.msg, NULL);
 	if (peer != NULL && pool != NULL)
 		return conn_reply(c, id, CTL_E_INVALID, "give only one of 'peer' and 'pool'", NULL);
@@ -569,11 +606,11 @@ static void h_tunnel_create(struct ctl_conn *c, int64_t id, json_object *args)
 	    !l2tpd.conf->secret[0])
 		return conn_reply(c, id, CTL_E_INVALID, "digest authentication needs a 'secret'", NULL);
 	if (pool != NULL)
-		t = pool_connect(pool, &la, &prof, arg_str(args, "name"), secret, ORIGIN_CLI, &st,
-				 err, sizeof(err));
+		t = pool_connect(pool, &la, &prof, arg_str(args, "name"), descr, secret, ORIGIN_CLI,
+				 &st, err, sizeof(err));
 	else
-		t = tunnel_connect(&pa, &la, &prof, arg_str(args, "name"), secret, ORIGIN_CLI, &st,
-				   err, sizeof(err));
+		t = tunnel_connect(&pa, &la, &prof, arg_str(args, "name"), descr, secret,
+				   ORIGIN_CLI, &st, err, sizeof(err));
 	if (t == NULL)
 		return conn_reply(c, id, st, err, NULL);
 	if (!arg_bool(args, "wait", true))
@@ -661,6 +698,7 @@ static void h_tunnel_list(struct ctl_conn *c, int64_t id, json_object *args)
 	}
 	json_object_object_add(o, "tunnels", arr);
 	json_object_object_add(o, "retrying", static_retries_json(false));
+	json_object_object_add(o, "shutdown", static_shutdown_json(false));
 	conn_reply(c, id, CTL_OK, NULL, o);
 }
 
@@ -715,8 +753,9 @@ static bool session_args_apply(json_object *args, struct session_profile *p, str
 static void h_session_create(struct ctl_conn *c, int64_t id, json_object *args)
 {
 	static const char *const known[] = { "tunnel_id", "tunnel", "profile", "name", "pw_type",
-		"cookie_len", "l2spec", "data_seq", "ifname", "remote_end_id", "wait", NULL };
-	const char *pname = arg_str(args, "profile");
+		"cookie_len", "l2spec", "data_seq", "ifname", "remote_end_id", "wait", "description",
+		NULL };
+	const char *pname = arg_str(args, "profile"), *descr;
 	const struct session_profile *sp;
 	struct session_profile prof;
 	enum ctl_status st;
@@ -733,9 +772,9 @@ static void h_session_create(struct ctl_conn *c, int64_t id, json_object *args)
 		return conn_reply(c, id, CTL_E_NOT_FOUND, err, NULL);
 	}
 	prof = *sp;
-	if (!session_args_apply(args, &prof, &e))
+	if (!session_args_apply(args, &prof, &e) || !arg_description(args, &descr, &e))
 		return conn_reply(c, id, CTL_E_INVALID, e.msg, NULL);
-	s = session_open(t, &prof, arg_str(args, "name"), arg_str(args, "remote_end_id"),
+	s = session_open(t, &prof, arg_str(args, "name"), descr, arg_str(args, "remote_end_id"),
 			 ORIGIN_CLI, &st, err, sizeof(err));
 	if (s == NULL)
 		return conn_reply(c, id, st, err, NULL);
@@ -826,8 +865,10 @@ static void h_session_list(struct ctl_conn *c, int64_t id, json_object *args)
 	}
 	o = json_object_new_object();
 	json_object_object_add(o, "sessions", arr);
-	if (t == NULL)
+	if (t == NULL) {
 		json_object_object_add(o, "retrying", static_retries_json(true));
+		json_object_object_add(o, "shutdown", static_shutdown_json(true));
+	}
 	conn_reply(c, id, CTL_OK, NULL, o);
 }
 

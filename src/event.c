@@ -68,6 +68,7 @@ void event_names_get(const struct tunnel *t, const struct session *s, struct eve
 	n->ifname = s != NULL ? s->ifname : "";
 	n->pw_type = "";
 	n->remote_end_id[0] = '\0';
+	n->description = s != NULL ? name_str(s->description) : name_str(t->description);
 	if (s == NULL)
 		return;
 	/* the engine's copy while it has one: the negotiated type, the peer's REI */

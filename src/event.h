@@ -64,6 +64,8 @@ struct event_names {
 	const char *peer_entry;		/* the peers entry whose SCCRQ made the tunnel */
 	const char *ifname;		/* the session's interface, once the data plane named it */
 	const char *pw_type;		/* "eth", "eth_vlan", "ppp"; "" for tunnel events */
+	/* the event's object's description (the session's for session events): operator text */
+	const char *description;
 	char remote_end_id[256];	/* escaped (usl/escape.h), cut between escapes */
 };
 

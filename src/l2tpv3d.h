@@ -112,6 +112,7 @@ struct tunnel {
 	uint32_t id;				/* local CCID */
 	uint32_t config_id;			/* 0 when snmp_config_id is off */
 	char *name;				/* NULL when unnamed: names_str() for "" */
+	char *description;			/* operator text (config, CLI, peers entry); NULL: none */
 	char *session_profile;			/* for sessions the peer opens; NULL: "default" */
 	char *peer_entry;			/* the peers entry its SCCRQ matched; NULL: ours */
 	char *pool;				/* the LNS pool it was made through; NULL: none */
@@ -174,6 +175,7 @@ struct session {
 	uint32_t id;
 	enum origin origin;
 	char *name;				/* NULL when unnamed */
+	char *description;			/* operator text (config, CLI); NULL: none */
 	const struct session_profile *prof;	/* shared copy (profile.h) */
 	char ifname[16];			/* data plane interface (IFNAMSIZ), once known */
 	usl_time created, established;
@@ -254,6 +256,8 @@ void json_add_str(json_object *o, const char *k, const char *v);
  * allocation failure *text is left NULL.
  */
 void text_set(char **text, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* *text becomes a copy of s, or NULL when s is NULL or "" (or memory is short). */
+void text_copy(char **text, const char *s);
 void text_vset(char **text, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 /* A name for printing: "" for NULL. */
 static inline const char *name_str(const char *name) { return name ? name : ""; }
@@ -292,8 +296,8 @@ struct tunnel *tunnel_find_name(const char *name);
 /* Creates a tunnel and sends the SCCRQ.  Returns NULL with a message in err. */
 struct tunnel *tunnel_connect(const struct cfg_addr *peer, const struct cfg_addr *local,
 			      const struct tunnel_profile *prof, const char *name,
-			      const char *secret, enum origin origin, enum ctl_status *st,
-			      char *err, size_t errlen);
+			      const char *description, const char *secret, enum origin origin,
+			      enum ctl_status *st, char *err, size_t errlen);
 void tunnel_delete(struct tunnel *t, uint16_t result, const char *msg);
 /*
  * A datagram on a listener: an SCCRQ (validated before anything is made for
@@ -370,7 +374,8 @@ int session_init(void);
 struct session *session_find(uint32_t id);
 struct session *session_find_name(const char *name);
 struct session *session_open(struct tunnel *t, const struct session_profile *prof,
-			     const char *name, const char *remote_end_id, enum origin origin,
+			     const char *name, const char *description,
+			     const char *remote_end_id, enum origin origin,
 			     enum ctl_status *st, char *err, size_t errlen);
 void session_delete(struct session *s, uint16_t result, const char *msg);
 void session_dp_done(struct session *s, int err);
@@ -524,8 +529,8 @@ void pool_shutdown(void);
  */
 struct tunnel *pool_connect(const char *name, const struct cfg_addr *local,
 			    const struct tunnel_profile *prof, const char *tname,
-			    const char *secret, enum origin origin, enum ctl_status *st,
-			    char *err, size_t errlen);
+			    const char *description, const char *secret, enum origin origin,
+			    enum ctl_status *st, char *err, size_t errlen);
 /* A pool tunnel stops (why: the result it stops with): the member is held down unless we stopped it. */
 void pool_tunnel_down(struct tunnel *t, const struct l2tp_result *why);
 /* It is freed: it counts no more (no failure). */
@@ -557,5 +562,13 @@ void static_tunnel_up(const char *name);
 json_object *static_retries_json(bool sessions);
 /* A static tunnel lost a tie break: t, the peer's, now bears its name; start its sessions. */
 void static_tunnel_adopted(struct tunnel *t);
+/*
+ * The static tunnels (sessions: their static sessions) the configuration
+ * holds administratively down (shutdown = true), for `tunnel list` and
+ * `session list`.
+ */
+json_object *static_shutdown_json(bool sessions);
+/* The descriptions c gives t and its sessions (a static one's, its peers entry's). */
+void config_describe(struct tunnel *t, const struct l2tpd_config *c);
 
 #endif

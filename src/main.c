@@ -141,6 +141,9 @@ static struct l2tpd_config *load_config(char *err, size_t errlen)
 	/* a check (-n) runs nothing: any file may be checked */
 	if (!opt.check_only && path_trusted("configuration", opt.config, err, errlen) < 0)
 		return NULL;
+	/* include_dir and its files, at start and at every reload, as the main file */
+	if (!opt.check_only)
+		config_set_trust_check(path_trusted);
 	return config_load(opt.config, err, errlen);
 }
 

@@ -614,7 +614,8 @@ static int64_t obj_changed(const struct scrape *sc, const struct mx_name *r, boo
 }
 
 static void tunnel_obj(struct scrape *sc, const char *name, uint32_t id, const char *peer,
-		       const char *peer_entry, bool up, int64_t changed_ms)
+		       const char *peer_entry, const char *description, bool up,
+		       int64_t changed_ms)
 {
 	struct mx_obj *o = obj_add(sc, &sc->tunnels);
 
@@ -625,6 +626,7 @@ static void tunnel_obj(struct scrape *sc, const char *name, uint32_t id, const c
 	o->id_len = (uint32_t)(sc->arena.len - o->off);
 	ob_label(&sc->arena, false, "peer", peer);
 	ob_label(&sc->arena, false, "peer_entry", peer_entry);
+	ob_label(&sc->arena, false, "description", description);
 	o->all_len = (uint32_t)(sc->arena.len - o->off);
 	o->up = up;
 	o->changed_ms = changed_ms;
@@ -645,6 +647,7 @@ static void session_obj(struct scrape *sc, const char *tunnel, uint32_t id,
 	ob_label(&sc->arena, false, "peer_entry", n->peer_entry);
 	ob_label(&sc->arena, false, "ifname", n->ifname);
 	ob_label(&sc->arena, false, "pw_type", n->pw_type);
+	ob_label(&sc->arena, false, "description", n->description);
 	o->all_len = (uint32_t)(sc->arena.len - o->off);
 	o->up = up;
 	o->changed_ms = changed_ms;
@@ -678,7 +681,7 @@ static void walk_live(struct scrape *sc)
 			continue;
 		r = name_seen(t->name, NULL, t->up);
 		tunnel_obj(sc, name_str(t->name), t->id, sockaddr_ntop(&t->remote.sa),
-			   name_str(t->peer_entry), t->up,
+			   name_str(t->peer_entry), name_str(t->description), t->up,
 			   obj_changed(sc, r, t->up, t->established, t->created));
 		usl_list_foreach(pos, &t->sessions) {
 			const struct session *s = usl_container_of(pos, struct session, tunnel_link);
@@ -706,10 +709,12 @@ static void walk_static(struct scrape *sc)
 		if (r != NULL && r->gen == mx_gen) {
 			sc->static_tunnels_down += !r->up;
 		} else {
-			sc->static_tunnels_down++;
+			/* one held down on purpose (shutdown = true) is no alert */
+			sc->static_tunnels_down += !st->shutdown;
 			tunnel_obj(sc, st->name, 0, st->pool[0] ? "" :
 				   sockaddr_ntop((const struct sockaddr *)&st->peer.ss),
-				   "", false, r && r->changed_ms ? r->changed_ms : start_ms);
+				   "", st->description, false,
+				   r && r->changed_ms ? r->changed_ms : start_ms);
 			if (r != NULL)
 				r->gen = mx_gen;
 		}
@@ -717,14 +722,14 @@ static void walk_static(struct scrape *sc)
 			const struct static_session *ss = &st->sessions[j];
 			struct event_names en = { .tunnel = st->name, .session = ss->name,
 						  .peer_entry = "", .ifname = ss->ifname,
-						  .pw_type = "" };
+						  .pw_type = "", .description = ss->description };
 
 			r = name_get(st->name, ss->name, true);
 			if (r != NULL && r->gen == mx_gen) {
 				sc->static_sessions_down += !r->up;
 				continue;
 			}
-			sc->static_sessions_down++;
+			sc->static_sessions_down += !st->shutdown && !ss->shutdown;
 			snprintf(en.remote_end_id, sizeof(en.remote_end_id), "%s", ss->remote_end_id);
 			session_obj(sc, st->name, 0, &en, false,
 				    r && r->changed_ms ? r->changed_ms : start_ms);
@@ -831,7 +836,7 @@ static int objects(FILE *f)
 	if (!sc.arena.oom && !out.oom &&
 	    (out.len == 0 || fwrite(out.p, 1, out.len, f) == out.len)) {
 		family(f, "l2tpv3d_static_not_up", "gauge",
-		       "Configured tunnels and sessions that are not up.");
+		       "Configured tunnels and sessions that are not up (but for those shut down).");
 		labelled(f, "l2tpv3d_static_not_up", "object", "tunnel", sc.static_tunnels_down);
 		labelled(f, "l2tpv3d_static_not_up", "object", "session", sc.static_sessions_down);
 		rc = 0;

@@ -161,8 +161,8 @@ static struct pool_member *member_pick(struct pool *p, usl_time now)
 
 struct tunnel *pool_connect(const char *name, const struct cfg_addr *local,
 			    const struct tunnel_profile *prof, const char *tname,
-			    const char *secret, enum origin origin, enum ctl_status *st,
-			    char *err, size_t errlen)
+			    const char *description, const char *secret, enum origin origin,
+			    enum ctl_status *st, char *err, size_t errlen)
 {
 	struct pool *p = pool_find(name);
 	struct pool_member *m;
@@ -178,7 +178,8 @@ struct tunnel *pool_connect(const char *name, const struct cfg_addr *local,
 	dest = m->cfg.address;
 	if (sockaddr_port((const struct sockaddr *)&dest.ss) == 0)
 		sockaddr_set_port((struct sockaddr *)&dest.ss, prof->udp_port);
-	t = tunnel_connect(&dest, local, prof, tname, secret, origin, st, err, errlen);
+	t = tunnel_connect(&dest, local, prof, tname, description, secret, origin, st, err,
+			   errlen);
 	if (t == NULL)
 		return NULL;
 	t->pool = strdup(name);

@@ -90,6 +90,7 @@ struct reload_counts {
 	unsigned updated;			/* live connections that took new settings */
 	json_object *updated_list;		/* [{tunnel, settings}] */
 	json_object *restart_why;		/* [{tunnel, setting}]: why each was restarted */
+	unsigned shut_down, sess_shut_down;
 };
 
 /* Applies the live settings of p to t, or says which one needs a new connection. */
@@ -120,6 +121,9 @@ static bool tunnel_update(struct tunnel *t, const struct tunnel_profile *p, stru
 	json_object_array_add(n->updated_list, o);
 	return true;
 }
+
+/* Operator's words for the StopCCN and CDN of an object the configuration shuts down. */
+#define ADMIN_DOWN	"administratively down"
 
 static const struct static_tunnel *find_static(const struct l2tpd_config *c, const char *name)
 {
@@ -181,12 +185,15 @@ static bool static_session_start(struct tunnel *t, const struct l2tpd_config *c,
 				 const struct static_session *ss, struct reload_counts *n)
 {
 	struct session_profile p;
-	bool known = static_session_profile(c, ss, &p);
+	bool known;
 	enum ctl_status st;
 	char err[256];
 
-	if (!known || session_open(t, &p, ss->name, ss->remote_end_id, ORIGIN_CONFIG, &st,
-				   err, sizeof(err)) == NULL) {
+	if (ss->shutdown)
+		return false;
+	known = static_session_profile(c, ss, &p);
+	if (!known || session_open(t, &p, ss->name, ss->description, ss->remote_end_id,
+				   ORIGIN_CONFIG, &st, err, sizeof(err)) == NULL) {
 		log_warnx("static session %s: %s", ss->name, known ? err : "unknown profile");
 		note_down(t->name, ss->name, known ? err : "unknown profile");
 		return false;
@@ -216,16 +223,18 @@ static bool static_tunnel_start(const struct l2tpd_config *c, const struct stati
 	struct tunnel *t;
 	char err[256];
 
+	if (st->shutdown)
+		return false;
 	if (p == NULL) {
 		log_warnx("static tunnel %s: unknown profile %s", st->name, st->profile);
 		return false;
 	}
 	if (st->pool[0])
-		t = pool_connect(st->pool, &st->local, p, st->name, NULL, ORIGIN_CONFIG, &cs, err,
-				 sizeof(err));
+		t = pool_connect(st->pool, &st->local, p, st->name, st->description, NULL,
+				 ORIGIN_CONFIG, &cs, err, sizeof(err));
 	else
-		t = tunnel_connect(&st->peer, &st->local, p, st->name, NULL, ORIGIN_CONFIG, &cs,
-				   err, sizeof(err));
+		t = tunnel_connect(&st->peer, &st->local, p, st->name, st->description, NULL,
+				   ORIGIN_CONFIG, &cs, err, sizeof(err));
 	if (t == NULL) {
 		log_warnx("static tunnel %s: %s", st->name, err);
 		note_down(st->name, NULL, err);
@@ -275,7 +284,8 @@ static void retry_session(struct static_retry *r)
 	const struct static_session *ss = st ? find_static_session(st, r->sess) : NULL;
 	struct tunnel *t = tunnel_find_name(r->name);
 
-	if (ss == NULL || t == NULL || t->closing || session_find_name(r->sess) != NULL ||
+	if (ss == NULL || ss->shutdown || t == NULL || t->closing ||
+	    session_find_name(r->sess) != NULL ||
 	    l2tp_cc_state(t->cc) != L2TP_CC_ESTABLISHED) {
 		retry_free(r);	/* gone, or the tunnel's own restart starts it */
 		return;
@@ -295,7 +305,7 @@ static void retry_expired(struct usl_timer *t)
 		retry_session(r);
 		return;
 	}
-	if (st == NULL || tunnel_find_name(r->name) != NULL) {
+	if (st == NULL || st->shutdown || tunnel_find_name(r->name) != NULL) {
 		retry_free(r);
 		return;
 	}
@@ -351,19 +361,23 @@ static void retry_arm(const char *name, const char *sess, bool at_once)
 
 void static_tunnel_lost(const char *name, bool at_once)
 {
-	if (name == NULL || l2tpd.shutting_down || find_static(l2tpd.conf, name) == NULL)
+	const struct static_tunnel *st = name ? find_static(l2tpd.conf, name) : NULL;
+
+	if (st == NULL || st->shutdown || l2tpd.shutting_down)
 		return;
 	retry_arm(name, NULL, at_once);
 }
 
 void static_session_lost(const char *tunnel, const char *sess)
 {
+	const struct static_session *ss;
 	const struct static_tunnel *st;
 
 	if (tunnel == NULL || sess == NULL || l2tpd.shutting_down)
 		return;
 	st = find_static(l2tpd.conf, tunnel);
-	if (st != NULL && find_static_session(st, sess) != NULL)
+	ss = st != NULL && !st->shutdown ? find_static_session(st, sess) : NULL;
+	if (ss != NULL && !ss->shutdown)
 		retry_arm(tunnel, sess, false);
 }
 
@@ -430,6 +444,79 @@ json_object *static_retries_json(bool sessions)
 	return arr;
 }
 
+/* One {name, [tunnel,] state "shutdown", origin, description} row. */
+static json_object *shutdown_row(const char *name, const char *tunnel, const char *description)
+{
+	json_object *o = json_object_new_object();
+
+	json_add_str(o, "name", name);
+	if (tunnel != NULL)
+		json_add_str(o, "tunnel", tunnel);
+	json_add_str(o, "state", "shutdown");
+	json_add_str(o, "origin", "config");
+	json_add_str(o, "description", description);
+	return o;
+}
+
+json_object *static_shutdown_json(bool sessions)
+{
+	const struct l2tpd_config *c = l2tpd.conf;
+	json_object *arr = json_object_new_array();
+
+	for (unsigned i = 0; i < c->n_tunnels; i++) {
+		const struct static_tunnel *st = &c->tunnels[i];
+
+		if (!sessions) {
+			if (st->shutdown)
+				json_object_array_add(arr, shutdown_row(st->name, NULL,
+									st->description));
+			continue;
+		}
+		for (unsigned j = 0; j < st->n_sessions; j++)
+			if (st->sessions[j].shutdown)
+				json_object_array_add(arr, shutdown_row(st->sessions[j].name, st->name,
+									st->sessions[j].description));
+	}
+	return arr;
+}
+
+/* A static session's definition by name, in whichever static tunnel holds it. */
+static const struct static_session *static_session_any(const struct l2tpd_config *c,
+							const struct static_tunnel *first,
+							const char *name)
+{
+	const struct static_session *ss = first ? find_static_session(first, name) : NULL;
+
+	for (unsigned i = 0; ss == NULL && i < c->n_tunnels; i++)
+		ss = find_static_session(&c->tunnels[i], name);
+	return ss;
+}
+
+void config_describe(struct tunnel *t, const struct l2tpd_config *c)
+{
+	const struct static_tunnel *st = NULL;
+	const struct peer_profile *pp;
+	struct usl_list *pos;
+
+	if (t->origin == ORIGIN_CONFIG && t->name != NULL)
+		st = find_static(c, t->name);
+	if (st != NULL)
+		text_copy(&t->description, st->description);
+	else if (t->origin == ORIGIN_PEER && t->peer_entry != NULL &&
+		 (pp = config_peer_by_name(c, t->peer_entry)) != NULL)
+		text_copy(&t->description, pp->description);
+	usl_list_foreach(pos, &t->sessions) {
+		struct session *s = usl_container_of(pos, struct session, tunnel_link);
+		const struct static_session *ss;
+
+		if (s->origin != ORIGIN_CONFIG || s->name == NULL)
+			continue;
+		ss = static_session_any(c, st, s->name);
+		if (ss != NULL)
+			text_copy(&s->description, ss->description);
+	}
+}
+
 void static_tunnels_start(void)
 {
 	if (!pool_apply(l2tpd.conf))
@@ -444,6 +531,7 @@ void static_tunnels_start(void)
 			continue;
 		}
 		/* handed over by a restart: only what it lacks is started */
+		config_describe(t, l2tpd.conf);
 		for (unsigned j = 0; j < st->n_sessions; j++) {
 			struct session *s = session_find_name(st->sessions[j].name);
 
@@ -478,6 +566,48 @@ static void sessions_apply(struct tunnel *t, const struct l2tpd_config *c,
 	}
 }
 
+/*
+ * Static tunnels and sessions the file now holds administratively down:
+ * closed with that reason (and, being shut down, not retried).
+ */
+static void shutdown_apply(const struct l2tpd_config *c, struct reload_counts *n)
+{
+	for (unsigned i = 0; i < c->n_tunnels; i++) {
+		const struct static_tunnel *st = &c->tunnels[i];
+		struct tunnel *t = tunnel_find_name(st->name);
+
+		if (st->shutdown && t != NULL && t->origin == ORIGIN_CONFIG && !t->closing) {
+			tunnel_delete(t, L2TP_STOPCCN_NORMAL, ADMIN_DOWN);
+			n->shut_down++;
+		}
+		for (unsigned j = 0; j < st->n_sessions; j++) {
+			struct session *s = session_find_name(st->sessions[j].name);
+
+			if (!st->sessions[j].shutdown || s == NULL || s->origin != ORIGIN_CONFIG ||
+			    s->deleted || s->tunnel->closing)
+				continue;
+			session_delete(s, L2TP_CDN_ADMIN, ADMIN_DOWN);
+			n->sess_shut_down++;
+		}
+	}
+}
+
+/* Retries of what the file no longer lists, or now holds down: dropped. */
+static void retries_prune(const struct l2tpd_config *c)
+{
+	struct usl_list *pos, *tmp;
+
+	usl_list_foreach_safe(pos, tmp, &retries) {
+		struct static_retry *r = usl_container_of(pos, struct static_retry, link);
+		const struct static_tunnel *st = find_static(c, r->name);
+		const struct static_session *ss = st && r->sess ? find_static_session(st, r->sess)
+							       : NULL;
+
+		if (st == NULL || st->shutdown || (r->sess != NULL && (ss == NULL || ss->shutdown)))
+			retry_free(r);
+	}
+}
+
 /* Old static tunnels: kept, restarted (delete now, start below) or deleted. */
 /*
  * Each static tunnel of c is counted once: kept, restarted (it ran with
@@ -494,8 +624,12 @@ static void tunnels_apply(const struct l2tpd_config *c, struct reload_counts *n)
 		const struct static_tunnel *st;
 
 		next = usl_rb_next(node);
-		if (t->origin != ORIGIN_CONFIG || t->closing)
+		if (t->closing)
 			continue;
+		if (t->origin != ORIGIN_CONFIG) {
+			config_describe(t, c);	/* a peers entry's description may have changed */
+			continue;
+		}
 		st = find_static(c, name_str(t->name));
 		/* same peer and local address: new timers and the like go to the live connection */
 		if (st != NULL && dest_matches(t, c, st) && addr_same(&t->local_cfg, &st->local) &&
@@ -503,6 +637,7 @@ static void tunnels_apply(const struct l2tpd_config *c, struct reload_counts *n)
 		    tunnel_update(t, config_tunnel_profile(c, st->profile), n)) {
 			n->kept++;
 			sessions_apply(t, c, st, n);
+			config_describe(t, c);
 			continue;
 		}
 		tunnel_delete(t, L2TP_STOPCCN_NORMAL,
@@ -513,7 +648,7 @@ static void tunnels_apply(const struct l2tpd_config *c, struct reload_counts *n)
 			restarting[st - c->tunnels] = true;
 	}
 	for (unsigned i = 0; i < c->n_tunnels; i++) {
-		if (tunnel_find_name(c->tunnels[i].name) != NULL ||
+		if (c->tunnels[i].shutdown || tunnel_find_name(c->tunnels[i].name) != NULL ||
 		    !static_tunnel_start(c, &c->tunnels[i]))
 			continue;
 		if (restarting != NULL && restarting[i])
@@ -683,13 +818,16 @@ int config_apply(struct l2tpd_config *newc, json_object *summary, char *err, siz
 	pwred_config_changed();
 	if (!pool_apply(newc))
 		log_warnx("reload: LNS pools: out of memory, their state is the old file's");
+	retries_prune(newc);
+	shutdown_apply(newc, &n);
 	tunnels_apply(newc, &n);
 	peer_list = json_object_new_array();
 	peers_apply(old, newc, peer_list, &n);
 	config_free(old);
-	log_info("reload: tunnels kept %u, started %u, restarted %u, deleted %u; sessions started %u, "
-		 "deleted %u; peers' tunnels %s %u, sessions %u", n.kept, n.started, n.restarted,
-		 n.deleted, n.sess_started, n.sess_deleted,
+	log_info("reload: tunnels kept %u, started %u, restarted %u, deleted %u, shut down %u; "
+		 "sessions started %u, deleted %u, shut down %u; peers' tunnels %s %u, sessions %u",
+		 n.kept, n.started, n.restarted, n.deleted, n.shut_down, n.sess_started,
+		 n.sess_deleted, n.sess_shut_down,
 		 newc->reload_peers == CFG_RELOAD_PEERS_CLEAR ? "cleared" : "not accepted",
 		 n.peer_tunnels, n.peer_sessions);
 	json_add_int(summary, "tunnels_kept", n.kept);
@@ -698,6 +836,8 @@ int config_apply(struct l2tpd_config *newc, json_object *summary, char *err, siz
 	json_add_int(summary, "tunnels_deleted", n.deleted);
 	json_add_int(summary, "sessions_started", n.sess_started);
 	json_add_int(summary, "sessions_deleted", n.sess_deleted);
+	json_add_int(summary, "tunnels_shutdown", n.shut_down);
+	json_add_int(summary, "sessions_shutdown", n.sess_shut_down);
 	json_object_object_add(summary, "restart_required", rr);
 	json_add_int(summary, newc->reload_peers == CFG_RELOAD_PEERS_CLEAR ?
 		     "peer_tunnels_cleared" : "peer_tunnels_not_accepted", n.peer_tunnels);

@@ -218,6 +218,7 @@ static void session_unindex_free(struct session *s)
 		entry_count_del(s->tunnel->peer_entry, ENTRY_SESSIONS);
 	session_profile_put(s->prof);
 	free(s->name);
+	free(s->description);
 	free(s->dp_error);
 	free(s);
 }
@@ -277,7 +278,8 @@ static const char *sess_open_error(int e)
 }
 
 struct session *session_open(struct tunnel *t, const struct session_profile *prof,
-			     const char *name, const char *remote_end_id, enum origin origin,
+			     const char *name, const char *description,
+			     const char *remote_end_id, enum origin origin,
 			     enum ctl_status *st, char *err, size_t errlen)
 {
 	struct l2tp_sess_cfg cfg;
@@ -298,6 +300,7 @@ struct session *session_open(struct tunnel *t, const struct session_profile *pro
 		*st = CTL_E_LIMIT;
 		return NULL;
 	}
+	text_copy(&s->description, description);
 	sess_cfg_from_profile(&cfg, prof, remote_end_id);
 	cfg.local_sid = id;
 	s->sess = l2tp_sess_open(t->cc, &cfg, s);
@@ -733,6 +736,7 @@ json_object *session_json(const struct session *s, bool detail)
 	json_add_int(o, "session_id", s->id);
 	json_add_int(o, "tunnel_id", s->tunnel->id);
 	json_add_str(o, "name", name_str(s->name));
+	json_add_str(o, "description", name_str(s->description));
 	json_add_str(o, "origin", origin_name(s->origin));
 	json_add_str(o, "ifname", s->ifname);
 	json_add_int(o, "uptime", s->up ? usl_time_to_ms(usl_time_sub(now, s->established)) / 1000 : 0);

@@ -761,8 +761,8 @@ static enum ctl_status tunnel_check_limits(char *err, size_t errlen)
 
 struct tunnel *tunnel_connect(const struct cfg_addr *peer, const struct cfg_addr *local,
 			      const struct tunnel_profile *prof, const char *name,
-			      const char *secret, enum origin origin, enum ctl_status *st,
-			      char *err, size_t errlen)
+			      const char *description, const char *secret, enum origin origin,
+			      enum ctl_status *st, char *err, size_t errlen)
 {
 	struct tunnel *t;
 
@@ -786,6 +786,7 @@ struct tunnel *tunnel_connect(const struct cfg_addr *peer, const struct cfg_addr
 	if (t == NULL)
 		return NULL;
 	tunnel_set_name(t, name);
+	text_copy(&t->description, description);
 	/* a fixed source port shares 1701 with the listener: connect at once */
 	if (t->encap == L2TP_ENCAP_UDP && t->shared_port)
 		transport_tunnel_connect(t, (struct sockaddr *)&t->remote);
@@ -850,6 +851,7 @@ static void tunnel_unindex(struct tunnel *t)
 	free(t->session_profile);
 	free(t->peer_entry);
 	free(t->name);
+	free(t->description);
 	free(t->dp_error);
 	free(t->unauth_note);
 	l2tpd.n_tunnels--;
@@ -1463,6 +1465,7 @@ struct tunnel_reopen {
 struct tunnel_heir {
 	struct usl_list waiters;
 	char *name;
+	char *description;		/* goes with the name */
 	enum origin origin;
 	struct tunnel_reopen *reopen;	/* NULL: nothing to open again */
 	/* when held on the peer (peer->heir) until its SCCRQ comes */
@@ -1515,11 +1518,14 @@ static void tunnel_bequeath(struct tunnel *t, struct tunnel_heir *h)
 	}
 	h->origin = t->origin;
 	h->name = NULL;
+	h->description = NULL;
 	if (t->name_indexed) {
 		usl_hash_remove(&l2tpd.tunnels_by_name, &t->by_name);
 		t->name_indexed = false;
 		h->name = t->name;
 		t->name = NULL;
+		h->description = t->description;
+		t->description = NULL;
 	}
 	t->origin = ORIGIN_PEER;	/* no static restart for the discarded one */
 }
@@ -1587,6 +1593,7 @@ static void tunnel_inherit(struct tunnel *nt, struct tunnel_heir *h, const char 
 		if (h->origin == ORIGIN_CONFIG && h->name != NULL)
 			static_tunnel_lost(h->name, false);
 		free(h->name);
+		free(h->description);
 		reopen_free(h->reopen);
 		return;
 	}
@@ -1601,12 +1608,16 @@ static void tunnel_inherit(struct tunnel *nt, struct tunnel_heir *h, const char 
 	if (h->name != NULL && nt->name == NULL && tunnel_find_name(h->name) == NULL) {
 		nt->origin = h->origin;
 		tunnel_set_name(nt, h->name);
+		free(nt->description);
+		nt->description = h->description;
+		h->description = NULL;
 		log_info("tunnel %u takes over the name %s (simultaneous open: %s)", nt->id,
 			 h->name, why);
 		if (nt->origin == ORIGIN_CONFIG)
 			static_tunnel_adopted(nt);
 	}
 	free(h->name);
+	free(h->description);
 }
 
 /* Opens our connection again for h's waiters and name (h->reopen: how); h is settled. */
@@ -1621,8 +1632,8 @@ static void tunnel_reopen_own(struct tunnel_heir *h, const char *why)
 	if (r != NULL && r->times >= REOPEN_MAX)
 		snprintf(err, sizeof(err), "%s, %u times", why, REOPEN_MAX);
 	else if (r != NULL && r->prof != NULL && !l2tpd.shutting_down && ++r->times)
-		nt = tunnel_connect(&r->peer, &r->local, r->prof, NULL, r->secret, h->origin, &st,
-				    err, sizeof(err));
+		nt = tunnel_connect(&r->peer, &r->local, r->prof, NULL, NULL, r->secret, h->origin,
+				    &st, err, sizeof(err));
 	tunnel_inherit(nt, h, nt ? why : err);
 	if (nt == NULL || nt->reopen != NULL)
 		reopen_free(r);
@@ -1828,6 +1839,7 @@ static void tunnel_accept(const struct l2tp_rx *rx, const struct l2tp_msg *m,
 	}
 	if (pp->session_profile[0])
 		t->session_profile = strdup(pp->session_profile);
+	text_copy(&t->description, pp->description);
 	t->peer_entry = strdup(pp->name);
 	if (t->peer_entry == NULL || !entry_count_add(t->peer_entry, ENTRY_TUNNELS)) {
 		free(t->peer_entry);
@@ -2091,6 +2103,7 @@ json_object *tunnel_json(const struct tunnel *t, bool detail)
 	json_add_int(o, "tunnel_id", t->id);
 	json_add_int(o, "peer_tunnel_id", l2tp_cc_peer_ccid(t->cc));
 	json_add_str(o, "name", name_str(t->name));
+	json_add_str(o, "description", name_str(t->description));
 	json_add_str(o, "state", l2tp_cc_state_name(l2tp_cc_state(t->cc)));
 	tunnel_addr_str(t, &t->remote, a, sizeof(a));
 	json_add_str(o, "peer", a);
@@ -2391,6 +2404,7 @@ struct tunnel *tunnel_restore(struct usl_unpack *r, int fd, unsigned *n_sessions
 		if (session_restore(t, r) != NULL)
 			(*n_sessions)++;
 	tunnel_clear_unowned_sessions(t, *n_sessions);
+	config_describe(t, l2tpd.conf);	/* not in the record: the configuration's, as now */
 	return t;
 fail:
 	tunnel_restore_free(t);

@@ -247,6 +247,12 @@ bool name_derive(char *out, size_t len, const char *scope, const uint8_t *word, 
 	return true;
 }
 
+void text_copy(char **text, const char *s)
+{
+	free(*text);
+	*text = s != NULL && s[0] != '\0' ? strdup(s) : NULL;
+}
+
 void json_add_int(json_object *o, const char *k, int64_t v)
 {
 	json_object_object_add(o, k, json_object_new_int64(v));

@@ -31,6 +31,7 @@ INTEGRATION_TESTS = \
 	tests/integration/ports.sh \
 	tests/integration/hold.sh \
 	tests/integration/static.sh \
+	tests/integration/confd.sh \
 	tests/integration/xconnect.sh \
 	tests/integration/restart.sh \
 	tests/integration/demo.sh \

@@ -291,6 +291,7 @@ int batch_run(struct conn *c, int in_fd, const struct output *out,
 		.n_free = window, .timeout = timeout, .quiet = quiet,
 	};
 
+	parse_stdin_taken();
 	/* one write per wakeup, not one per reply; flushed before each wait */
 	setvbuf(stdout, NULL, _IOFBF, STDOUT_BUFFER);
 	batch_alloc(&b);

@@ -112,6 +112,8 @@ int	parse_command(int argc, char *const argv[], struct request *req,
 void	request_free(struct request *req);
 bool	request_switch(const struct request *req, const char *key);
 int	split_words(char *line, char **words, int max, char *err, size_t errlen);
+/* A batch: `secret -` is refused (standard input may hold the commands). */
+void	parse_stdin_taken(void);
 
 /* conn.c */
 void	buf_append(struct buf *b, const void *p, size_t n);

@@ -37,6 +37,7 @@ static const struct column tunnel_columns[] = {
 	{ "SESSIONS", "sessions", false },
 	{ "UPTIME", "uptime", false },
 	{ "CONFIG-ID", "config_id", true },	/* only with snmp_config_id */
+	{ "DESCRIPTION", "description", true },	/* only when one has one: it is last, it may be long */
 };
 
 static const struct column session_columns[] = {
@@ -50,6 +51,7 @@ static const struct column session_columns[] = {
 	{ "IFNAME", "ifname", false },
 	{ "COOKIE", "cookie_len", false },
 	{ "UPTIME", "uptime", false },
+	{ "DESCRIPTION", "description", true },
 };
 
 #define N_ELEMS(a)	(sizeof(a) / sizeof((a)[0]))
@@ -209,14 +211,17 @@ static void print_kv(json_object *obj, int indent)
 	}
 }
 
+/* An optional column is shown when some row has its key, and not as "" (a description). */
 static bool column_used(const struct column *col, json_object *rows)
 {
 	size_t n = json_object_array_length(rows);
+	json_object *v;
 
 	if (!col->optional)
 		return true;
 	for (size_t r = 0; r < n; r++)
-		if (json_object_object_get_ex(json_object_array_get_idx(rows, r), col->key, NULL))
+		if (json_object_object_get_ex(json_object_array_get_idx(rows, r), col->key, &v) &&
+		    !(json_object_is_type(v, json_type_string) && json_object_get_string_len(v) == 0))
 			return true;
 	return false;
 }
@@ -369,12 +374,13 @@ static void show_daemon(const struct request *req, json_object *data)
 
 /*
  * The live objects, then the static ones waiting for their retry (state
- * "retrying", when and why in a line each), and a held old connection's
- * state marked so it is not taken for the live one of the same name.
+ * "retrying", when and why in a line each) and those the configuration
+ * shuts down (state "shutdown"), and a held old connection's state marked
+ * so it is not taken for the live one of the same name.
  */
 static void show_list(json_object *data, const char *key, const struct column *cols, size_t n)
 {
-	json_object *rows = NULL, *retrying = NULL, *all = json_object_new_array();
+	json_object *rows = NULL, *retrying = NULL, *down = NULL, *all = json_object_new_array();
 	size_t i, len;
 
 	json_object_object_get_ex(data, key, &rows);
@@ -387,6 +393,10 @@ static void show_list(json_object *data, const char *key, const struct column *c
 			json_object_object_add(r, "state", json_object_new_string("stopping (held)"));
 		json_object_array_add(all, json_object_get(r));
 	}
+	json_object_object_get_ex(data, "shutdown", &down);
+	len = down ? json_object_array_length(down) : 0;
+	for (i = 0; i < len; i++)
+		json_object_array_add(all, json_object_get(json_object_array_get_idx(down, i)));
 	len = retrying ? json_object_array_length(retrying) : 0;
 	for (i = 0; i < len; i++)
 		json_object_array_add(all, json_object_get(json_object_array_get_idx(retrying, i)));

@@ -10,17 +10,21 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 
 /* Sizes from src/config.h (CFG_NAME_MAX, CFG_SECRET_MAX), minus the NUL. */
 #define NAME_LEN	63
 #define SECRET_LEN	127
+#define DESC_LEN	127	/* CFG_DESC_MAX - 1 */
 #define IFNAME_LEN	15	/* IFNAMSIZ - 1 */
 #define MAX_ARGS	16
 
@@ -36,6 +40,9 @@ enum val_type {
 	V_FLAG,			/* no value; stores false (every flag is a no-X) */
 	V_SWITCH,		/* no value; the client's own (A_CLIENT), stores true */
 	V_REF,			/* "ID" or "name NAME": key or name_key */
+	V_SECRET,		/* a secret, or "-": one line of standard input */
+	V_SECRET_FILE,		/* a file holding the secret, not readable by every user */
+	V_TEXT,			/* printable text, up to max characters */
 };
 
 #define A_REQUIRED	0x1
@@ -87,7 +94,9 @@ static const struct arg tunnel_create_args[] = {
 	ENUM_ARG("encap", "encap", encap_values),
 	STR_ARG("profile", "profile", NAME_LEN, 0),
 	STR_ARG("name", "name", NAME_LEN, 0),
-	STR_ARG("secret", "secret", SECRET_LEN, 0),
+	{ "secret", V_SECRET, "secret", 0, .max = SECRET_LEN },
+	{ "secret-file", V_SECRET_FILE, "secret", 0, .max = SECRET_LEN },
+	{ "description", V_TEXT, "description", 0, .max = DESC_LEN },
 	ENUM_ARG("digest", "digest", digest_values),
 	/* the daemon keeps milliseconds in a u32 */
 	{ "hello", V_UINT, "hello_interval", 0, .min = 0, .max = UINT32_MAX / 1000 },
@@ -119,6 +128,7 @@ static const struct arg session_create_args[] = {
 	ENUM_ARG("seq", "data_seq", seq_values),
 	{ "ifname", V_IFNAME, "ifname", .flags = 0 },
 	STR_ARG("remote-end-id", "remote_end_id", NAME_LEN, 0),
+	{ "description", V_TEXT, "description", 0, .max = DESC_LEN },
 	{ "no-wait", V_FLAG, "wait", .flags = 0 },
 	{ 0 }
 };
@@ -555,6 +565,117 @@ static int parse_string(const struct arg *a, const char *word, json_object *args
 	return 0;
 }
 
+/* Operator text (a description): printable, as the daemon's configuration takes it. */
+static int parse_text(const struct arg *a, const char *word, json_object *args,
+		      const struct perr *e)
+{
+	for (const char *p = word; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			return fail(e, "bad value for '%s' (a control character at offset %zu; "
+				    "valid: printable characters)", a->kw, (size_t)(p - word));
+	return parse_string(a, word, args, e);
+}
+
+static bool stdin_taken;
+
+void parse_stdin_taken(void)
+{
+	stdin_taken = true;
+}
+
+/*
+ * A secret of len bytes from what was read: one trailing newline dropped,
+ * neither empty nor too long nor holding a NUL.  Stored under a->key.
+ */
+static int secret_store(const struct arg *a, char *buf, size_t len, const char *from,
+			json_object *args, const struct perr *e)
+{
+	int rc = 0;
+
+	if (len > 0 && buf[len - 1] == '\n')
+		len--;
+	if (len > 0 && buf[len - 1] == '\r')
+		len--;
+	if (len == 0)
+		rc = fail(e, "%s is empty (expected the secret)", from);
+	else if (len > a->max)
+		rc = fail(e, "%s holds more than %u characters (the secret's limit)", from,
+			  (unsigned)a->max);
+	else if (memchr(buf, '\0', len) != NULL)
+		rc = fail(e, "%s holds a NUL byte", from);
+	else if (json_object_object_get_ex(args, a->key, NULL))
+		rc = fail(e, "give only one of 'secret' and 'secret-file'");
+	else
+		json_object_object_add(args, a->key, json_object_new_string_len(buf, (int)len));
+	memset(buf, 0, len);
+	return rc;
+}
+
+/* Up to max bytes of fd into buf (room for max + 1); -1 on a read error. */
+static ssize_t read_all(int fd, char *buf, size_t max)
+{
+	size_t len = 0;
+
+	while (len < max) {
+		ssize_t n = read(fd, buf + len, max - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (fd == STDIN_FILENO && memchr(buf, '\n', len) != NULL)
+			break;	/* one line: the rest of standard input is not ours */
+	}
+	return (ssize_t)len;
+}
+
+/* "secret S", "secret -" (a line of standard input) or "secret-file PATH": never in argv. */
+static int parse_secret(const struct arg *a, const char *word, json_object *args,
+			const struct perr *e)
+{
+	char buf[SECRET_LEN + 3];
+	const char *from = word;
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	if (a->type == V_SECRET && strcmp(word, "-") != 0) {
+		if (json_object_object_get_ex(args, a->key, NULL))
+			return fail(e, "give only one of 'secret' and 'secret-file'");
+		return parse_string(a, word, args, e);
+	}
+	if (a->type == V_SECRET) {
+		if (stdin_taken)
+			return fail(e, "'secret -' cannot be used in a batch (use secret-file)");
+		from = "standard input";
+		fd = STDIN_FILENO;
+	} else if ((fd = open(word, O_RDONLY | O_CLOEXEC | O_NOCTTY)) < 0) {
+		return fail(e, "cannot read %s: %s", word, strerror(errno));
+	} else if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return fail(e, "%s is not a regular file", word);
+	} else if (st.st_mode & S_IROTH) {
+		close(fd);
+		return fail(e, "%s is readable by every user (mode %04o): chmod o-r it", word,
+			    (unsigned)(st.st_mode & 07777));
+	}
+	n = read_all(fd, buf, sizeof(buf) - 1);
+	if (fd != STDIN_FILENO)
+		close(fd);
+	if (n < 0)
+		return fail(e, "cannot read %s: %s", from, strerror(errno));
+	if (fd == STDIN_FILENO) {
+		char *nl = memchr(buf, '\n', (size_t)n);
+
+		if (nl != NULL)	/* its first line */
+			n = nl - buf + 1;
+	}
+	return secret_store(a, buf, (size_t)n, from, args, e);
+}
+
 static int parse_scalar(const struct arg *a, const char *word, json_object *args,
 			const struct perr *e)
 {
@@ -584,6 +705,11 @@ static int parse_scalar(const struct arg *a, const char *word, json_object *args
 		return parse_enum(a, word, args, e);
 	case V_ENUM_LIST:
 		return parse_enum_list(a, word, args, e);
+	case V_SECRET:
+	case V_SECRET_FILE:
+		return parse_secret(a, word, args, e);
+	case V_TEXT:
+		return parse_text(a, word, args, e);
 	default:
 		return parse_string(a, word, args, e);
 	}
@@ -599,6 +725,8 @@ static const char *expected(const struct arg *a)
 	case V_ENUM:
 	case V_INT_ENUM: return "one of its values";
 	case V_ENUM_LIST: return "a comma-separated list of its values";
+	case V_SECRET:	return "the secret, or - to read it from standard input";
+	case V_SECRET_FILE: return "a file's path";
 	default:	return "a string";
 	}
 }

@@ -116,6 +116,7 @@ jq_case() {
 
 start_fake main
 start_fake cfg --config-id
+start_fake desc --described
 start_fake ooo --hold 8
 start_fake win --hold 100000
 start_fake compact --compact
@@ -136,7 +137,7 @@ usage_case "typo after show" "l2tpv3ctl: show: unknown command 'deamon' (valid: 
 usage_case "missing subcommand" \
 	"l2tpv3ctl: session: missing command (valid: create, delete, show, list)" session
 usage_case "typo in an argument" \
-	"l2tpv3ctl: tunnel create: unknown argument 'pear' (valid: peer, pool, local, encap, profile, name, secret, digest, hello, src-port, no-wait)" \
+	"l2tpv3ctl: tunnel create: unknown argument 'pear' (valid: peer, pool, local, encap, profile, name, secret, secret-file, description, digest, hello, src-port, no-wait)" \
 	tunnel create pear 192.0.2.2
 usage_case "ambiguous prefix" \
 	"l2tpv3ctl: ambiguous command 's' (could be: session, show, stats)" s list
@@ -247,6 +248,42 @@ req_case "tunnel create, every argument" '.cmd == "tunnel create" and .args == {
 	udp_src_port: "ephemeral"}' \
 	tunnel create peer 192.0.2.2 local 192.0.2.1:1701 encap ip profile p1 name t1 \
 	secret "s e" digest sha1 hello 30 src-port ephemeral
+req_case "tunnel create description" '.args == {peer: "192.0.2.2", description: "Customer A \"HQ\""}' \
+	tunnel create peer 192.0.2.2 description 'Customer A "HQ"'
+req_case "session create description" '.args == {tunnel_id: 7, description: "port 1"}' \
+	session create tunnel 7 description "port 1"
+printf 'from-a-file\n' >"$T/secret"
+chmod 600 "$T/secret"
+req_case "tunnel create secret-file: the file's content, its newline dropped" \
+	'.args == {peer: "192.0.2.2", secret: "from-a-file"}' \
+	tunnel create peer 192.0.2.2 secret-file "$T/secret"
+: >"$T/main.rec"
+printf 's3cret\nnot read\n' | "$CTL" -s "$T/main.sock" tunnel create peer 192.0.2.2 secret - >/dev/null 2>&1
+[ $? = 0 ] && jq -e '.args == {peer: "192.0.2.2", secret: "s3cret"}' "$T/main.rec" >/dev/null
+check $? "request: tunnel create secret -: one line of standard input"
+chmod 644 "$T/secret"
+usage_case "secret-file readable by every user" \
+	"l2tpv3ctl: tunnel create: $T/secret is readable by every user (mode 0644): chmod o-r it" \
+	tunnel create peer 192.0.2.2 secret-file "$T/secret"
+chmod 600 "$T/secret"
+usage_case "secret and secret-file both" \
+	"l2tpv3ctl: tunnel create: give only one of 'secret' and 'secret-file'" \
+	tunnel create peer 192.0.2.2 secret x secret-file "$T/secret"
+usage_case "secret-file missing" \
+	"l2tpv3ctl: tunnel create: cannot read $T/none: No such file or directory" \
+	tunnel create peer 192.0.2.2 secret-file "$T/none"
+: >"$T/empty"
+chmod 600 "$T/empty"
+usage_case "secret-file empty" "l2tpv3ctl: tunnel create: $T/empty is empty (expected the secret)" \
+	tunnel create peer 192.0.2.2 secret-file "$T/empty"
+usage_case "a control character in a description" \
+	"l2tpv3ctl: tunnel create: bad value for 'description' (a control character at offset 1; valid: printable characters)" \
+	tunnel create peer 192.0.2.2 description "$(printf 'a\tb')"
+printf 'tunnel create peer 192.0.2.2 secret -\n' >"$T/batch-secret"
+: >"$T/main.rec"
+run -s "$T/main.sock" -b "$T/batch-secret"
+[ "$RC" = 2 ] && grep -qF "'secret -' cannot be used in a batch (use secret-file)" "$T/err" && [ ! -s "$T/main.rec" ]
+check $? "usage: secret - in a batch"
 req_case "tunnel create no-wait, [v6]:port" \
 	'.args == {peer: "[2001:db8::2]:1701", wait: false}' \
 	tunnel create peer '[2001:db8::2]:1701' no-wait
@@ -334,6 +371,16 @@ EOF
 run -s "$T/cfg.sock" tunnel list
 [ "$RC" = 0 ] && diff -u "$T/want" "$T/out" >/dev/null
 check $? "output: tunnel list with CONFIG-ID"
+
+cat >"$T/want" <<'EOF'
+ID          PEER-ID  NAME   STATE           PEER                PEER-HOST  ENCAP  SESSIONS  UPTIME    DESCRIPTION
+1001        31337    alpha  established     192.0.2.2:1701      lac1       udp    2         1h02m05s  Customer A "HQ"
+4000000000  0        -      wait-ctl-reply  [2001:db8::2]:1701  -          ip     0         5s        -
+-           -        tb     shutdown        -                   -          -      -         -         Customer B
+EOF
+run -s "$T/desc.sock" tunnel list
+[ "$RC" = 0 ] && diff -u "$T/want" "$T/out" >"$T/diff"
+check $? "output: tunnel list with descriptions and a tunnel shut down"
 
 cat >"$T/want" <<'EOF'
 ID  PEER-ID  TUNNEL  NAME  STATE        PW   REMOTE-END-ID  IFNAME    COOKIE  UPTIME

@@ -100,9 +100,21 @@ def reply(req, status=0, data=None, error=None):
 
 
 def with_config_id(rows, opts):
+    if opts.described:
+        rows = [dict(t, description=("Customer A \"HQ\"" if i == 0 else "")) for i, t in enumerate(rows)]
     if not opts.config_id:
         return rows
     return [dict(t, config_id=i + 1) for i, t in enumerate(rows)]
+
+
+def shutdown_rows(opts, sessions):
+    """static objects the configuration holds down (reload.c static_shutdown_json)"""
+    if not opts.described:
+        return {}
+    row = {"name": "tb", "state": "shutdown", "origin": "config", "description": "Customer B"}
+    if sessions:
+        row = dict(row, name="tb-s1", tunnel="tb")
+    return {"shutdown": [row], "retrying": []}
 
 
 def tunnel_create(req, args, n):
@@ -165,7 +177,8 @@ def answer(req, opts, n):
             return reply(req, 0, dict(with_config_id(TUNNELS, opts)[0], counters=COUNTERS))
         return reply(req, 0, dict(SESSIONS[0], stats=SESSION_STATS))
     if cmd == "tunnel list":
-        return reply(req, 0, {"tunnels": with_config_id(TUNNELS, opts)})
+        return reply(req, 0, dict({"tunnels": with_config_id(TUNNELS, opts)},
+                                  **shutdown_rows(opts, False)))
     if cmd == "session list":
         want = args.get("tunnel_id")
         rows = [s for s in SESSIONS if want is None or s["tunnel_id"] == want]
@@ -311,6 +324,8 @@ if __name__ == "__main__":
     p.add_argument("--ready", help="write our pid here once listening")
     p.add_argument("--hold", type=int, default=0, help="reorder replies in groups of N")
     p.add_argument("--config-id", action="store_true", help="tunnels carry config_id")
+    p.add_argument("--described", action="store_true",
+                   help="tunnels carry descriptions; tunnel list has a shut-down tunnel")
     p.add_argument("--compact", action="store_true",
                    help="replies without spaces, byte for byte as l2tpv3d writes them")
     asyncio.run(main(p.parse_args()))

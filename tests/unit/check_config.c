@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "src/config.h"
@@ -496,6 +497,112 @@ START_TEST(test_include)
 	config_free(c);
 	unlink(inc.path);
 	unlink(top.path);
+}
+END_TEST
+
+/* secret_file: the file's content without one trailing newline; a file open to others is refused. */
+START_TEST(test_secret_file)
+{
+	struct tmpconf sec, top;
+	char text[512], err[1024], want[256], *printed;
+	struct l2tpd_config *c;
+
+	conf_write(&sec, "from-a-file\n");
+	ck_assert_int_eq(chmod(sec.path, 0600), 0);
+	snprintf(text, sizeof(text), "global = { secret_file = \"%s\"; };\n"
+		 "tunnel_profiles = ( { name = \"default\"; digest = \"md5\"; },\n"
+		 "  { name = \"own\"; secret = \"inline\"; } );\n"
+		 "peers = ( { name = \"p\"; match = \"any\"; secret_file = \"%s\"; } );\n",
+		 sec.path, strrchr(sec.path, '/') + 1);	/* relative: to the main file's directory */
+	conf_write(&top, text);
+	c = config_load(top.path, err, sizeof(err));
+	ck_assert_msg(c != NULL, "%s", err);
+	ck_assert_str_eq(c->secret, "from-a-file");
+	ck_assert_str_eq(c->peers[0].secret, "from-a-file");
+	ck_assert_str_eq(config_tunnel_profile(c, "own")->secret, "inline");
+	/* the secret is never printed, even when asked for; the file is */
+	config_print_secrets(true);
+	printed = print_str(c);
+	config_print_secrets(false);
+	ck_assert_ptr_null(strstr(printed, "from-a-file"));
+	snprintf(want, sizeof(want), "  secret_file = \"%s\";\n", sec.path);
+	ck_assert_ptr_nonnull(strstr(printed, want));
+	free(printed);
+	config_free(c);
+
+	ck_assert_int_eq(chmod(sec.path, 0644), 0);
+	ck_assert_ptr_null(config_load(top.path, err, sizeof(err)));
+	snprintf(want, sizeof(want), "%s:1: setting 'global.secret_file': %s is readable by every "
+		 "user (mode 0644)", top.path, sec.path);
+	ck_assert_msg(strncmp(err, want, strlen(want)) == 0, "got '%s'", err);
+
+	ck_assert_int_eq(chmod(sec.path, 0640), 0);
+	ck_assert_int_eq(truncate(sec.path, 0), 0);
+	ck_assert_ptr_null(config_load(top.path, err, sizeof(err)));
+	ck_assert_msg(strstr(err, "is empty") != NULL, "got '%s'", err);
+	unlink(sec.path);
+	unlink(top.path);
+}
+END_TEST
+
+static int refuse_trust(const char *what, const char *path, char *why, size_t len)
+{
+	if (strstr(path, "bad") == NULL)
+		return 0;
+	snprintf(why, len, "%s %s is not trusted", what, path);
+	return -1;
+}
+
+/* include_dir: its *.conf files add to the lists, in name order; each is checked. */
+START_TEST(test_include_dir)
+{
+	char dir[] = "/tmp/check_config.d.XXXXXX", sub[128], file[192], text[256], err[1024];
+	struct l2tpd_config *c;
+	FILE *f;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(sub, sizeof(sub), "%s/conf.d", dir);
+	ck_assert_int_eq(mkdir(sub, 0755), 0);
+	snprintf(file, sizeof(file), "%s/b.conf", sub);
+	f = fopen(file, "w");
+	fputs("tunnels = ( { name = \"t-b\"; peer = \"192.0.2.2\"; } );\n", f);
+	fclose(f);
+	snprintf(file, sizeof(file), "%s/a.conf", sub);
+	f = fopen(file, "w");
+	fputs("tunnels = ( { name = \"t-a\"; peer = \"192.0.2.1\"; } );\n", f);
+	fclose(f);
+	snprintf(file, sizeof(file), "%s/l2tpv3d.conf", dir);
+	f = fopen(file, "w");
+	fputs("global = { include_dir = \"conf.d\"; };\n"
+	      "tunnels = ( { name = \"main\"; peer = \"192.0.2.9\"; } );\n", f);
+	fclose(f);
+	c = config_load(file, err, sizeof(err));
+	ck_assert_msg(c != NULL, "%s", err);
+	ck_assert_uint_eq(c->n_tunnels, 3);
+	ck_assert_str_eq(c->tunnels[0].name, "main");
+	ck_assert_str_eq(c->tunnels[1].name, "t-a");
+	ck_assert_str_eq(c->tunnels[2].name, "t-b");
+	config_free(c);
+
+	/* a file the daemon would not trust: refused, named */
+	snprintf(text, sizeof(text), "%s/bad.conf", sub);
+	f = fopen(text, "w");
+	fputs("peers = ( );\n", f);
+	fclose(f);
+	config_set_trust_check(refuse_trust);
+	c = config_load(file, err, sizeof(err));
+	config_set_trust_check(NULL);
+	ck_assert_ptr_null(c);
+	ck_assert_msg(strstr(err, "included configuration") != NULL && strstr(err, text) != NULL,
+		      "got '%s'", err);
+	unlink(text);
+	unlink(file);
+	snprintf(file, sizeof(file), "%s/a.conf", sub);
+	unlink(file);
+	snprintf(file, sizeof(file), "%s/b.conf", sub);
+	unlink(file);
+	rmdir(sub);
+	rmdir(dir);
 }
 END_TEST
 
@@ -1093,6 +1200,8 @@ static Suite *config_suite(void)
 	tcase_add_loop_test(tc, test_bad, 0, (int)(sizeof(bad_cases) / sizeof(bad_cases[0])));
 	tcase_add_test(tc, test_missing_file);
 	tcase_add_test(tc, test_include);
+	tcase_add_test(tc, test_secret_file);
+	tcase_add_test(tc, test_include_dir);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("good");
