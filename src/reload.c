@@ -345,7 +345,8 @@ static void retry_arm(const char *name, const char *sess, bool at_once)
 	if (strcmp(last_down.tunnel, name) == 0 && strcmp(last_down.sess, sess ? sess : "") == 0)
 		memcpy(r->why, last_down.why, sizeof(r->why));
 	if (sess != NULL)
-		log_info("static session %s (tunnel %s): down, retrying in %u s", sess, name, delay);
+		log_at(r->attempts > 1 ? LOG_LVL_WARN : LOG_LVL_INFO,
+		       "static session %s (tunnel %s): down, retrying in %u s", sess, name, delay);
 	else if (pool != NULL && delay == 0)
 		log_info("static tunnel %s: down, opening a new connection through pool %s now",
 			 name, pool);
@@ -355,7 +356,9 @@ static void retry_arm(const char *name, const char *sess, bool at_once)
 	else if (delay == 0)
 		log_info("static tunnel %s: closed by its peer, opening a new connection now", name);
 	else
-		log_info("static tunnel %s: down, retrying in %u s", name, delay);
+		/* still down after a retry: the outage goes on (its loss was logged as such) */
+		log_at(r->attempts > 1 ? LOG_LVL_WARN : LOG_LVL_INFO,
+		       "static tunnel %s: down, retrying in %u s", name, delay);
 	usl_timer_arm(l2tpd.timers, &r->timer, usl_time_s(delay));
 }
 

@@ -451,13 +451,13 @@ int session_on_accept(struct l2tp_cc *cc, struct l2tp_sess *ls, const struct l2t
 	struct tunnel *t = l2tp_cc_user(cc);
 	struct session_profile prof;
 	struct session *s;
-	char err[256], name[CFG_NAME_MAX];
+	char err[256], name[CFG_NAME_MAX], label[CFG_NAME_MAX + 16];
 	int rc;
 
 	if (l2tpd.shutting_down)
 		snprintf(err, sizeof(err), "shutting down");
 	if (l2tpd.shutting_down || session_check_limits(t, err, sizeof(err)) != CTL_OK) {
-		log_info("tunnel %u: refusing session: %s", t->id, err);
+		log_info("tunnel %s: refusing session: %s", tunnel_label(t, label, sizeof(label)), err);
 		l2tp_sess_close(ls, L2TP_CDN_NO_RESOURCES_TEMP, 0, err);	/* the CDN says which limit */
 		return L2TP_CDN_NO_RESOURCES_TEMP;
 	}
@@ -467,7 +467,7 @@ int session_on_accept(struct l2tp_cc *cc, struct l2tp_sess *ls, const struct l2t
 		rc = session_reid_free(t, out->remote_end_id, out->remote_end_id_len, err,
 				       sizeof(err));
 	if (rc != 0) {
-		log_info("tunnel %u: refusing session: %s", t->id, err);
+		log_info("tunnel %s: refusing session: %s", tunnel_label(t, label, sizeof(label)), err);
 		l2tp_sess_close(ls, (uint16_t)rc, 0, err);	/* the CDN says why */
 		return rc;
 	}
@@ -581,10 +581,17 @@ static void session_log_down(struct session *s, const struct l2tp_result *why)
 			 (int)why->message.len, why->message.p ? (const char *)why->message.p : "");
 		return;
 	}
-	log_info("session %s: %s: tunnel %s, CDN result %u (%s)%s%.*s", label,
-		 s->up ? "down" : "failed", tlabel, why->result, l2tp_cdn_result_name(why->result),
-		 why->message.len ? ": " : "", (int)why->message.len,
-		 why->message.p ? (const char *)why->message.p : "");
+	/*
+	 * A static session the peer refuses or clears is an outage; an
+	 * administrative clear is not, nor one that goes with its tunnel (the
+	 * tunnel's line is the warning, not one per session).
+	 */
+	log_at(s->origin == ORIGIN_CONFIG && !s->deleted && why->result != L2TP_CDN_ADMIN &&
+	       !s->tunnel->closing && l2tp_cc_state(s->tunnel->cc) == L2TP_CC_ESTABLISHED ?
+	       LOG_LVL_WARN : LOG_LVL_INFO, "session %s: %s: tunnel %s, CDN result %u (%s)%s%.*s",
+	       label, s->up ? "down" : "failed", tlabel, why->result,
+	       l2tp_cdn_result_name(why->result), why->message.len ? ": " : "",
+	       (int)why->message.len, why->message.p ? (const char *)why->message.p : "");
 }
 
 static void session_announce_down(struct session *s, const struct l2tp_result *why)

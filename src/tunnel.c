@@ -507,8 +507,22 @@ static void tunnel_log_half_open_failed(const struct tunnel *t, const struct l2t
 }
 
 /* Once per tunnel, when it stops: up before ("down") or not ("failed"), and why. */
+/*
+ * An outage is a warning: a tunnel that was up, or a static one, lost for
+ * a reason that is not planned (ours: deleted, reloaded, shut down; the
+ * peer's: a normal clear or its own shutdown).  The rest is info.
+ */
+static bool tunnel_down_is_outage(const struct tunnel *t, const struct l2tp_result *why)
+{
+	if (t->closing || !(t->up || t->origin == ORIGIN_CONFIG))
+		return false;
+	return why == NULL || (why->result != L2TP_STOPCCN_NORMAL &&
+			       why->result != L2TP_STOPCCN_SHUTTING_DOWN);
+}
+
 static void tunnel_log_down(const struct tunnel *t, const struct l2tp_result *why)
 {
+	enum log_level lvl = tunnel_down_is_outage(t, why) ? LOG_LVL_WARN : LOG_LVL_INFO;
 	char label[CFG_NAME_MAX + 16];
 
 	if (t->origin == ORIGIN_PEER && !t->up) {
@@ -516,16 +530,16 @@ static void tunnel_log_down(const struct tunnel *t, const struct l2tp_result *wh
 		return;
 	}
 	if (why == NULL) {
-		log_info("tunnel %s: %s: peer %s", tunnel_label(t, label, sizeof(label)),
-			 t->up ? "down" : "failed", sockaddr_ntop(&t->remote.sa));
+		log_at(lvl, "tunnel %s: %s: peer %s", tunnel_label(t, label, sizeof(label)),
+		       t->up ? "down" : "failed", sockaddr_ntop(&t->remote.sa));
 		return;
 	}
 	/* the message was escaped when it was stored (l2tp_reason_from_msg) */
-	log_info("tunnel %s: %s: peer %s, result %u (%s)%s%.*s",
-		 tunnel_label(t, label, sizeof(label)), t->up ? "down" : "failed",
-		 sockaddr_ntop(&t->remote.sa), why->result, l2tp_stopccn_result_name(why->result),
-		 why->message.len ? ": " : "", (int)why->message.len,
-		 why->message.p ? (const char *)why->message.p : "");
+	log_at(lvl, "tunnel %s: %s: peer %s, result %u (%s)%s%.*s",
+	       tunnel_label(t, label, sizeof(label)), t->up ? "down" : "failed",
+	       sockaddr_ntop(&t->remote.sa), why->result, l2tp_stopccn_result_name(why->result),
+	       why->message.len ? ": " : "", (int)why->message.len,
+	       why->message.p ? (const char *)why->message.p : "");
 }
 
 static void tunnel_on_event(struct l2tp_cc *cc, enum l2tp_cc_state from, enum l2tp_cc_state to,
@@ -968,19 +982,70 @@ static bool drop_is_routine(enum l2tp_drop why)
 	return why == L2TP_DROP_DUPLICATE || why == L2TP_DROP_ZERO_CCID;
 }
 
+/*
+ * One warning per peer and reason a minute: a peer with the wrong secret
+ * retransmits its SCCRQ ten times, and each would be a warning.  A small
+ * direct-mapped table: a source that loses its slot to another is logged
+ * again sooner, and the global rate limit (drop_rl) still caps the total.
+ */
+#define DROP_REPEAT_S	60
+#define DROP_SLOTS	64
+
+struct drop_seen {
+	union saddr addr;
+	enum l2tp_drop why;
+	usl_time logged;
+	unsigned suppressed;
+};
+static struct drop_seen drops_seen[DROP_SLOTS];
+
+/* True when this peer's drop for this reason is to be logged now; *more: suppressed since. */
+static bool drop_first_in_a_while(const struct sockaddr *from, enum l2tp_drop why, unsigned *more)
+{
+	struct drop_seen *d = &drops_seen[(sockaddr_hash_addr(from) ^ (unsigned)why) % DROP_SLOTS];
+	usl_time now = usl_timerset_now(l2tpd.timers);
+
+	*more = 0;
+	if (d->logged.ns != 0 && d->why == why && sockaddr_eq_addr(&d->addr.sa, from) &&
+	    usl_time_cmp(usl_time_sub(now, d->logged), usl_time_s(DROP_REPEAT_S)) < 0) {
+		d->suppressed++;
+		return false;
+	}
+	if (d->why == why && sockaddr_eq_addr(&d->addr.sa, from))
+		*more = d->suppressed;
+	memcpy(&d->addr, from, sockaddr_len(from));
+	d->why = why;
+	d->logged = now;
+	d->suppressed = 0;
+	return true;
+}
+
 static void count_drop(struct tunnel *t, enum l2tp_drop why, const struct sockaddr *from)
 {
-	char who[32] = "";
+	char who[CFG_NAME_MAX + 32] = "", label[CFG_NAME_MAX + 16], more_s[48] = "";
+	bool digest = why == L2TP_DROP_DIGEST_MISMATCH || why == L2TP_DROP_DIGEST_MISSING;
+	const struct peer_profile *pp;
+	unsigned more;
 
 	l2tpd.stats.drops[why]++;
-	if (t != NULL)
-		snprintf(who, sizeof(who), "tunnel %u: ", t->id);
-	if (drop_is_routine(why))
-		log_debug("%sdropped message from %s: %s", who, sockaddr_ntop(from),
-			  l2tp_drop_name(why));
-	else
-		log_warnx_rl(&drop_rl, usl_timerset_now(l2tpd.timers), "%sdropped message from %s: %s",
-			     who, sockaddr_ntop(from), l2tp_drop_name(why));
+	if (drop_is_routine(why)) {
+		log_debug("dropped message from %s: %s", sockaddr_ntop(from), l2tp_drop_name(why));
+		return;
+	}
+	if (!drop_first_in_a_while(from, why, &more))
+		return;
+	if (t != NULL) {
+		snprintf(who, sizeof(who), "tunnel %s: ", tunnel_label(t, label, sizeof(label)));
+	} else {
+		pp = config_match_peer(l2tpd.conf, from);
+		snprintf(who, sizeof(who), "peers entry %s: ", pp->name);
+	}
+	if (more > 0)
+		snprintf(more_s, sizeof(more_s), " (%u more like it in the last %d s)", more,
+			 DROP_REPEAT_S);
+	log_warnx_rl(&drop_rl, usl_timerset_now(l2tpd.timers), "%sdropped message from %s: %s%s%s",
+		     who, sockaddr_ntop(from), l2tp_drop_name(why),
+		     digest ? ": check that both ends have the same secret and digest" : "", more_s);
 }
 
 static void count_rx(const uint8_t *buf, size_t len)

@@ -196,6 +196,15 @@ void log_info(const char *fmt, ...)
 	va_end(ap);
 }
 
+void log_at(enum log_level lvl, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vemit(lvl, -1, NULL, fmt, ap);
+	va_end(ap);
+}
+
 void log_debug(const char *fmt, ...)
 {
 	va_list ap;

@@ -27,6 +27,8 @@ void log_warn(const char *fmt, ...) USL_PRINTF(1, 2);	/* appends ": strerror(err
 void log_warnx(const char *fmt, ...) USL_PRINTF(1, 2);
 void log_info(const char *fmt, ...) USL_PRINTF(1, 2);
 void log_debug(const char *fmt, ...) USL_PRINTF(1, 2);
+/* At a level the caller decides (an outage is a warning, the same line planned is info). */
+void log_at(enum log_level lvl, const char *fmt, ...) USL_PRINTF(2, 3);
 void fatal(const char *fmt, ...) USL_PRINTF(1, 2) __attribute__((noreturn));
 void fatalx(const char *fmt, ...) USL_PRINTF(1, 2) __attribute__((noreturn));
 /*
