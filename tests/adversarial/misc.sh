@@ -44,7 +44,7 @@ adv_forge_seen 5 data --src "${bp%:*}" --sport "${bp##*:}" --dst "${bl%:*}" --dp
 log_test $? "5 data frames for a session just up ($bsid): counted, no warning"
 adv_forge_seen 1 data --src "${bp%:*}" --sport "${bp##*:}" --dst "${bl%:*}" --dport "${bl##*:}" \
 	--session 12345
-grep -q "warning: tunnel [0-9]*: dropped message from .*: not-control" "$W/b.log"
+grep -q "warning: tunnel [^ ]* ([0-9]*): dropped message from .*: not-control" "$W/b.log"
 log_test $? "a data frame for an unknown session: a warning"
 
 adv_victim_ok
