@@ -817,6 +817,7 @@ void session_save(const struct session *s, struct usl_pack *w)
 
 	usl_pack_u32(w, s->id);
 	usl_pack_str(w, s->name);
+	usl_pack_str(w, s->description);
 	usl_pack_u8(w, (uint8_t)s->origin);
 	usl_pack_str(w, s->prof->name);
 	usl_pack_str(w, s->ifname);
@@ -863,6 +864,7 @@ static bool session_restore_fields(struct session *s, struct usl_unpack *r, uint
 
 	*id = usl_unpack_u32(r);
 	*name = usl_unpack_str(r, CFG_NAME_MAX, NULL);
+	s->description = usl_unpack_str(r, CFG_DESC_MAX, NULL);
 	origin = usl_unpack_u8(r);
 	usl_unpack_str_to(r, prof, plen);
 	usl_unpack_str_to(r, s->ifname, sizeof(s->ifname));
@@ -895,9 +897,12 @@ struct session *session_restore(struct tunnel *t, struct usl_unpack *r)
 			  t->id);
 		r->bad = true;
 		free(name);
+		free(tmp.description);
 		return NULL;
 	}
 	free(name);
+	free(s->description);
+	s->description = tmp.description;
 	memcpy(s->ifname, tmp.ifname, sizeof(s->ifname));
 	s->created = tmp.created;
 	s->established = tmp.established;

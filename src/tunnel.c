@@ -2281,6 +2281,7 @@ void tunnel_save(struct tunnel *t, struct usl_pack *w)
 	usl_pack_str(w, t->session_profile);
 	usl_pack_str(w, t->peer_entry);
 	usl_pack_str(w, t->pool);
+	usl_pack_str(w, t->description);
 	usl_pack_str(w, t->prof->name);
 	usl_pack_u8(w, (uint8_t)t->origin);
 	usl_pack_u8(w, (uint8_t)t->encap);
@@ -2320,6 +2321,7 @@ static bool tunnel_restore_fields(struct tunnel *t, struct usl_unpack *r, char *
 	t->session_profile = usl_unpack_str(r, CFG_NAME_MAX, NULL);
 	t->peer_entry = usl_unpack_str(r, CFG_NAME_MAX, NULL);
 	t->pool = usl_unpack_str(r, CFG_NAME_MAX, NULL);
+	t->description = usl_unpack_str(r, CFG_DESC_MAX, NULL);
 	usl_unpack_str_to(r, prof, plen);
 	origin = usl_unpack_u8(r);
 	encap = usl_unpack_u8(r);
@@ -2349,6 +2351,7 @@ static void tunnel_restore_free(struct tunnel *t)
 	free(t->session_profile);
 	free(t->peer_entry);
 	free(t->pool);
+	free(t->description);
 	tunnel_profile_put(t->prof);
 	free(t);
 }

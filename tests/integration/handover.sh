@@ -33,7 +33,7 @@ log_test $? "both daemons start"
 wait_until 20 expect_count 2 count_sessions a established
 log_test $? "the static tunnel and its 2 sessions come up"
 
-for i in $(seq 1 20); do echo "tunnel create peer $B_ADDR name t$i"; done > "$W/t.batch"
+for i in $(seq 1 20); do echo "tunnel create peer $B_ADDR name t$i description customer-$i"; done > "$W/t.batch"
 for i in $(seq 1 20); do
 	echo "session create tunnel name t$i name t$i-a remote-end-id t$i-a"
 	echo "session create tunnel name t$i name t$i-b remote-end-id t$i-b"
