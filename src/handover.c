@@ -437,6 +437,30 @@ bool handover_in_progress(void)
 
 /* ---- loading --------------------------------------------------------------- */
 
+/*
+ * What was handed over goes: descriptors no tunnel took are closed (a
+ * kernel tunnel dies with its socket), the state freed; with keep_ids the
+ * IDs the start's cleanup spares go too (a fallback: none is spared).
+ */
+static void handed_free(bool keep_ids)
+{
+	for (unsigned i = 0; i < ho.n_fds; i++)
+		if (ho.fds[i] >= 0)
+			close(ho.fds[i]);
+	free(ho.fds);
+	free(ho.handed);
+	free(ho.state);
+	ho.fds = NULL;
+	ho.handed = NULL;
+	ho.state = NULL;
+	ho.n_fds = 0;
+	if (keep_ids) {
+		free(ho.keep);
+		ho.keep = NULL;
+		ho.n_handed = 0;
+	}
+}
+
 static void fall_back(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 static void fall_back(const char *fmt, ...)
@@ -450,18 +474,7 @@ static void fall_back(const char *fmt, ...)
 	ho.fallbacks++;
 	log_warnx("restart: the handed-over state is not used (%s): starting afresh; "
 		  "the previous run's kernel tunnels are deleted", ho.why);
-	for (unsigned i = 0; i < ho.n_fds; i++)
-		if (ho.fds[i] >= 0)
-			close(ho.fds[i]);
-	free(ho.fds);
-	free(ho.handed);
-	free(ho.state);
-	free(ho.keep);
-	ho.fds = NULL;
-	ho.handed = NULL;
-	ho.state = NULL;
-	ho.keep = NULL;
-	ho.n_fds = ho.n_handed = 0;
+	handed_free(true);
 }
 
 /*
@@ -722,9 +735,7 @@ void handover_adopt(void)
 		ho.tunnels++;
 		ho.sessions += ns;
 	}
-	for (unsigned i = 0; i < ho.n_fds; i++)
-		if (ho.fds[i] >= 0)
-			close(ho.fds[i]);
+	handed_free(false);
 	now = usl_timerset_now(l2tpd.timers);
 	ho.resume_ms = usl_time_to_ms(usl_time_sub(now, ho.saved));
 	ho.total_ms = usl_time_to_ms(usl_time_sub(now, ho.began));
@@ -732,13 +743,6 @@ void handover_adopt(void)
 		 "state was saved, %lld ms after the restart began%s", ho.tunnels, ho.sessions,
 		 ho.via, (unsigned long long)ho.generation, (long long)ho.resume_ms,
 		 (long long)ho.total_ms, ho.dropped ? "; some were not: see above" : "");
-	free(ho.fds);
-	free(ho.handed);
-	free(ho.state);
-	ho.fds = NULL;
-	ho.handed = NULL;
-	ho.state = NULL;
-	ho.n_fds = 0;
 }
 
 void handover_stats(struct handover_stats *st)

@@ -844,6 +844,18 @@ void tunnel_dp_lost(struct tunnel *t, const char *why)
 	l2tp_cc_close(t->cc, L2TP_STOPCCN_GENERAL_ERROR, L2TP_ERR_VENDOR, why);
 }
 
+/* The strings a tunnel owns. */
+static void tunnel_free_texts(struct tunnel *t)
+{
+	free(t->name);
+	free(t->session_profile);
+	free(t->peer_entry);
+	free(t->pool);
+	free(t->description);
+	free(t->dp_error);
+	free(t->unauth_note);
+}
+
 static void tunnel_unindex(struct tunnel *t)
 {
 	usl_hash_remove(&l2tpd.tunnels, &t->by_id);
@@ -861,13 +873,7 @@ static void tunnel_unindex(struct tunnel *t)
 	peer_put(t->peer);
 	tunnel_profile_put(t->prof);
 	pool_tunnel_release(t);
-	free(t->pool);
-	free(t->session_profile);
-	free(t->peer_entry);
-	free(t->name);
-	free(t->description);
-	free(t->dp_error);
-	free(t->unauth_note);
+	tunnel_free_texts(t);
 	l2tpd.n_tunnels--;
 	tunnel_count_changed();
 }
@@ -2347,11 +2353,7 @@ static bool tunnel_restore_fields(struct tunnel *t, struct usl_unpack *r, char *
 
 static void tunnel_restore_free(struct tunnel *t)
 {
-	free(t->name);
-	free(t->session_profile);
-	free(t->peer_entry);
-	free(t->pool);
-	free(t->description);
+	tunnel_free_texts(t);
 	tunnel_profile_put(t->prof);
 	free(t);
 }

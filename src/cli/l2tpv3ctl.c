@@ -227,28 +227,37 @@ static double request_timeout(const struct opts *o, const struct request *req)
 	return o->timeout;
 }
 
+/* One request on a connection of its own: 0 with its reply in *r, or -1 (said why). */
+static int request_once(const struct opts *o, const struct request *req, double timeout,
+			struct reply *r)
+{
+	double deadline = timeout > 0 ? mono_now() + timeout : -1;
+	struct conn c;
+
+	if (connect_daemon(&c, o) < 0)
+		return -1;
+	conn_send(&c, req, 1);
+	if (wait_reply(&c, 1, deadline, r) < 0) {
+		conn_report_error(errno, timeout);
+		conn_close(&c);
+		return -1;
+	}
+	conn_close(&c);
+	return 0;
+}
+
 static int run_single(const struct opts *o, const struct output *out,
 		      const struct request *req)
 {
-	double timeout = request_timeout(o, req);
-	double deadline = timeout > 0 ? mono_now() + timeout : -1;
-	struct conn c;
 	struct reply r;
 	int rc;
 
-	if (connect_daemon(&c, o) < 0)
+	if (request_once(o, req, request_timeout(o, req), &r) < 0)
 		return EXIT_FAIL;
-	conn_send(&c, req, 1);
-	if (wait_reply(&c, 1, deadline, &r) < 0) {
-		conn_report_error(errno, timeout);
-		conn_close(&c);
-		return EXIT_FAIL;
-	}
 	if (!o->quiet || r.status != CTL_OK)
 		out->result(req, &r);
 	rc = exit_status(r.status);
 	json_object_put(r.root);
-	conn_close(&c);
 	return rc;
 }
 
@@ -458,18 +467,10 @@ static int run_restart(const struct opts *o, const struct output *out, const str
 	double deadline = mono_now() + timeout, wait = 0.02;
 	json_object *start = NULL, *v;
 	int64_t before = -1, now;
-	struct conn c;
 	struct reply r;
 
-	if (connect_daemon(&c, o) < 0)
+	if (request_once(o, req, timeout, &r) < 0)
 		return EXIT_FAIL;
-	conn_send(&c, req, 1);
-	if (wait_reply(&c, 1, deadline, &r) < 0) {
-		conn_report_error(errno, timeout);
-		conn_close(&c);
-		return EXIT_FAIL;
-	}
-	conn_close(&c);
 	if (r.status != CTL_OK) {
 		out->result(req, &r);
 		json_object_put(r.root);
