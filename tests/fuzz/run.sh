@@ -42,7 +42,7 @@ fi
 
 mkdir -p "$out/corpus" "$out/seeds" || exit 1
 cd "$top" || exit 1
-src="src/proto/avp.c src/proto/msg.c src/proto/auth.c usl/buf.c tests/unit/wire-oracle-samples.c"
+src="src/proto/avp.c src/proto/msg.c src/proto/auth.c usl/buf.c usl/escape.c tests/unit/wire-oracle-samples.c"
 flags="-g -O1 -std=gnu11 -I. -Isrc -Itests/unit -D_GNU_SOURCE"
 
 if ! "$cc" $flags -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
@@ -63,7 +63,7 @@ if ! "$cc" $flags tests/unit/wire-oracle-gen.c $src -lcrypto -o "$out/wire-oracl
 fi
 
 esan=${FUZZ_SANITIZE-address,undefined}
-esrc="$src src/proto/cc.c src/proto/sess.c src/proto/rd.c usl/escape.c usl/log.c usl/time.c
+esrc="$src src/proto/cc.c src/proto/sess.c src/proto/rd.c usl/log.c usl/time.c
 	usl/timer.c usl/rbtree.c usl/hash.c usl/pack.c"
 if ! "$cc" $flags -fsanitize=fuzzer${esan:+,$esan} ${esan:+-fno-sanitize-recover=all} \
 	tests/fuzz/fuzz_engine.c $esrc -lcrypto -o "$out/fuzz_engine" 2>"$out/build-engine.log"; then

@@ -102,7 +102,7 @@ jq -e '.cookie_mismatch == false and .stats.rx_packets > 0' <<<"$(ctlj a session
 	[ "$(warn_lines "$SW")" = 1 ] && [ "$(warn_lines "$SA")" = 0 ]
 log_test $? "session $SA, which received frames: cookie_mismatch false, no log line"
 kill -CONT "$(pid_of b)"
-wait_until 10 grep -q "session $SWB: interface $IFW deleted outside l2tpv3d" "$W/b.log"
+wait_until 10 grep -q "session \\([^ ]* (\\)\\?$SWB)\\?: interface $IFW deleted outside l2tpv3d" "$W/b.log"
 log_test $? "B, woken, notices its replaced session and clears it"
 
 ctl a tunnel delete "$TID" >/dev/null && wait_until 10 expect_count 0 k_tunnels "$NSA" &&

@@ -62,7 +62,7 @@ ip -n "$NSA" l2tp del session tunnel_id "$T" session_id "$S"
 wait_until 5 grep -q "warning: session u1 ($S): kernel session $S deleted outside l2tpv3d: clearing it" "$W/a.log"
 log_test $? "A: ip l2tp del session (UDP) is noticed and logged"
 wait_until 5 sh -c "! '$C' -s '$W/b.ctl' session show $PS >/dev/null 2>&1" &&
-	grep -q "session $PS: down: .*result 2 .*kernel session $S deleted outside l2tpv3d" "$W/b.log"
+	grep -q "session [^ ]* ($PS): down: .*result 2 .*kernel session $S deleted outside l2tpv3d" "$W/b.log"
 rc=$?; log_test $rc "B is told: its session $PS cleared by a CDN with result 2 and the reason"
 [ $rc = 0 ] || grep "session $PS" "$W/b.log"
 wait_until 5 grep -q "\"event\":\"session-down\",\"tunnel_id\":$T,\"session_id\":$S,.*deleted outside" "$W/mon.a"
@@ -86,7 +86,7 @@ rc=$?; log_test $rc "static session u2 comes back with a new interface, all agre
 # --- a kernel session deleted on B (IP encapsulation, B not static) ---------------------
 read -r T S IF <<<"$(sess i1)"; PS=$(peer_sid "$S"); PT=$(ctlj b session show "$PS" | jq -r .tunnel_id)
 ip -n "$NSB" l2tp del session tunnel_id "$PT" session_id "$PS"
-wait_until 5 grep -q "warning: session $PS: kernel session $PS deleted outside l2tpv3d" "$W/b.log" &&
+wait_until 5 grep -q "warning: session [^ ]* ($PS): kernel session $PS deleted outside l2tpv3d" "$W/b.log" &&
 	wait_until 5 grep -q "session i1 ($S): down: .*result 2 .*kernel session $PS deleted outside" "$W/a.log"
 rc=$?; log_test $rc "B: ip l2tp del session (IP) is noticed; A's i1 cleared by B's CDN"
 [ $rc = 0 ] || grep "session" "$W/a.log" | tail -5
@@ -100,7 +100,7 @@ T=$(tun u); PT=$(ctlj a tunnel show name u | jq -r .peer_tunnel_id)
 ip -n "$NSA" l2tp del tunnel tunnel_id "$T"
 wait_until 5 grep -q "warning: tunnel u ($T): kernel tunnel $T deleted outside l2tpv3d: clearing it (StopCCN to $B_ADDR)" "$W/a.log"
 log_test $? "A: ip l2tp del tunnel (UDP) is noticed and logged"
-wait_until 5 grep -q "tunnel $PT: down: peer $A_ADDR, result 2 .*kernel tunnel $T deleted outside l2tpv3d" "$W/b.log"
+wait_until 5 grep -q "tunnel [^ ]* ($PT): down: peer $A_ADDR, result 2 .*kernel tunnel $T deleted outside l2tpv3d" "$W/b.log"
 rc=$?; log_test $rc "B is told: StopCCN with result 2 and the reason"
 [ $rc = 0 ] || grep "tunnel $PT" "$W/b.log"
 grep -q "\"event\":\"tunnel-down\",\"tunnel_id\":$T,.*deleted outside" "$W/mon.a"
@@ -113,7 +113,7 @@ rc=$?; log_test $rc "static tunnel u comes back with its sessions, all agree"
 # --- a kernel tunnel deleted on B (IP encapsulation) -----------------------------------
 T=$(tun i); PT=$(ctlj a tunnel show name i | jq -r .peer_tunnel_id)
 ip -n "$NSB" l2tp del tunnel tunnel_id "$PT"
-wait_until 5 grep -q "warning: tunnel $PT: kernel tunnel $PT deleted outside l2tpv3d" "$W/b.log" &&
+wait_until 5 grep -q "warning: tunnel [^ ]* ($PT): kernel tunnel $PT deleted outside l2tpv3d" "$W/b.log" &&
 	wait_until 5 grep -q "tunnel i ($T): down: peer $B_ADDR, result 2 " "$W/a.log"
 rc=$?; log_test $rc "B: ip l2tp del tunnel (IP) is noticed; A's tunnel i cleared by B's StopCCN"
 [ $rc = 0 ] || grep "tunnel" "$W/a.log" | tail -5
