@@ -428,11 +428,11 @@ int transport_tunnel_reapply(struct tunnel *t, const struct tunnel_profile *p,
 			     char *err, size_t errlen);
 /* The listeners send with c's peer_default tunnel profile's dscp, ttl and df. */
 void transport_listeners_configure(const struct l2tpd_config *c);
-/* What the tunnel's socket runs with (read back from it), for tunnel show. */
+/* What the socket that sends the tunnel's messages runs with (read back), for tunnel show. */
 struct transport_settings {
-	bool own_socket;		/* false: sent from a listener, the profile's values */
+	bool own_socket;		/* false: a listener sends for it (raw IP, StopCCN hold) */
 	unsigned dscp, ttl;
-	char df[16];			/* "on", "off", "pmtu", ...; "system" without a socket */
+	char df[16];			/* "on", "off", "pmtu", "probe", "interface", "omit" */
 	char bind_device[CFG_NAME_MAX];
 };
 int transport_tunnel_settings(const struct tunnel *t, struct transport_settings *out);

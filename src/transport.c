@@ -297,42 +297,6 @@ static const char *df_mode_name(int mode)
 	return "unknown";
 }
 
-int transport_tunnel_settings(const struct tunnel *t, struct transport_settings *out)
-{
-	bool v6 = t->remote.sa.sa_family == AF_INET6;
-	socklen_t len;
-	int v = 0;
-
-	memset(out, 0, sizeof(*out));
-	if (t->fd < 0) {
-		out->own_socket = false;
-		out->dscp = t->prof->dscp;
-		out->ttl = t->prof->ttl;
-		snprintf(out->df, sizeof(out->df), "%s", config_df_name(t->prof->df));
-		snprintf(out->bind_device, sizeof(out->bind_device), "%s", t->prof->bind_device);
-		return 0;
-	}
-	out->own_socket = true;
-	len = sizeof(v);
-	if (getsockopt(t->fd, v6 ? IPPROTO_IPV6 : IPPROTO_IP, v6 ? IPV6_TCLASS : IP_TOS, &v, &len) < 0)
-		return -1;
-	out->dscp = (v & 0xff) >> 2;
-	len = sizeof(v);
-	if (getsockopt(t->fd, v6 ? IPPROTO_IPV6 : IPPROTO_IP, v6 ? IPV6_UNICAST_HOPS : IP_TTL,
-		       &v, &len) < 0)
-		return -1;
-	out->ttl = v;
-	len = sizeof(v);
-	if (getsockopt(t->fd, v6 ? IPPROTO_IPV6 : IPPROTO_IP, v6 ? IPV6_MTU_DISCOVER : IP_MTU_DISCOVER,
-		       &v, &len) < 0)
-		return -1;
-	snprintf(out->df, sizeof(out->df), "%s", df_mode_name(v));
-	len = sizeof(out->bind_device);
-	if (getsockopt(t->fd, SOL_SOCKET, SO_BINDTODEVICE, out->bind_device, &len) < 0)
-		return -1;
-	out->bind_device[sizeof(out->bind_device) - 1] = '\0';
-	return 0;
-}
 
 /* the configured ones, and a raw socket per family for IP tunnels we open */
 /* twice: a reload opens the new ones beside the old before closing these */
@@ -719,6 +683,59 @@ int transport_replace(const struct l2tpd_config *c, char *err, size_t errlen)
 			log_warnx("reload: listener %s: event registration failed",
 				  sockaddr_ntop(&listeners[i].addr.sa));
 	}
+	return 0;
+}
+
+/* The listener that sends for a tunnel without a socket of its own, or NULL. */
+static const struct listener *sender_for(const struct tunnel *t)
+{
+	int family = t->remote.sa.sa_family;
+
+	for (unsigned i = 0; i < n_listeners; i++) {
+		const struct listener *l = &listeners[i];
+
+		if (l->family != family || l->encap != t->encap ||
+		    (t->encap == L2TP_ENCAP_IP && !l->raw))
+			continue;
+		if (sockaddr_is_any(&t->local.sa) || sockaddr_is_any(&l->addr.sa) ||
+		    sockaddr_eq_addr(&l->addr.sa, &t->local.sa))
+			return l;
+	}
+	return NULL;
+}
+
+int transport_tunnel_settings(const struct tunnel *t, struct transport_settings *out)
+{
+	bool v6 = t->remote.sa.sa_family == AF_INET6;
+	const struct listener *l = NULL;
+	socklen_t len;
+	int v = 0, fd = t->fd;
+
+	memset(out, 0, sizeof(*out));
+	out->own_socket = fd >= 0;
+	if (fd < 0) {
+		if ((l = sender_for(t)) == NULL)
+			return -1;
+		fd = l->fd;
+	}
+	len = sizeof(v);
+	if (getsockopt(fd, v6 ? IPPROTO_IPV6 : IPPROTO_IP, v6 ? IPV6_TCLASS : IP_TOS, &v, &len) < 0)
+		return -1;
+	out->dscp = (unsigned)(v & 0xff) >> 2;
+	len = sizeof(v);
+	if (getsockopt(fd, v6 ? IPPROTO_IPV6 : IPPROTO_IP, v6 ? IPV6_UNICAST_HOPS : IP_TTL,
+		       &v, &len) < 0)
+		return -1;
+	out->ttl = (unsigned)v;
+	len = sizeof(v);
+	if (getsockopt(fd, v6 ? IPPROTO_IPV6 : IPPROTO_IP, v6 ? IPV6_MTU_DISCOVER : IP_MTU_DISCOVER,
+		       &v, &len) < 0)
+		return -1;
+	snprintf(out->df, sizeof(out->df), "%s", df_mode_name(v));
+	len = sizeof(out->bind_device);
+	if (getsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, out->bind_device, &len) < 0)
+		return -1;
+	out->bind_device[sizeof(out->bind_device) - 1] = '\0';
 	return 0;
 }
 
