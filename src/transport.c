@@ -297,7 +297,6 @@ static const char *df_mode_name(int mode)
 	return "unknown";
 }
 
-
 /* the configured ones, and a raw socket per family for IP tunnels we open */
 /* twice: a reload opens the new ones beside the old before closing these */
 static struct listener listeners[2 * (2 * CFG_MAX_LISTEN + 2)];
@@ -691,6 +690,8 @@ static const struct listener *sender_for(const struct tunnel *t)
 {
 	int family = t->remote.sa.sa_family;
 
+	if (t->encap == L2TP_ENCAP_UDP && !t->shared_port)
+		return NULL;	/* had a port of its own: nothing sends for it */
 	for (unsigned i = 0; i < n_listeners; i++) {
 		const struct listener *l = &listeners[i];
 
