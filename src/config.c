@@ -83,6 +83,10 @@ static const struct name_val l2spec_names[] = {
 static const struct name_val data_seq_names[] = {
 	{ "none", 0 }, { "non-ip", 1 }, { "all", 2 }, { NULL, 0 }
 };
+static const struct name_val df_names[] = {
+	{ "system", CFG_DF_SYSTEM }, { "on", CFG_DF_ON }, { "off", CFG_DF_OFF },
+	{ "pmtu", CFG_DF_PMTU }, { NULL, 0 }
+};
 static const struct name_val ll6_names[] = {
 	{ "auto", CFG_LL6_AUTO }, { "on", CFG_LL6_ON }, { "off", CFG_LL6_OFF }, { NULL, 0 }
 };
@@ -126,6 +130,13 @@ static const char *names_text(const struct name_val *t, char *buf, size_t len)
 const char *config_digest_name(enum cfg_digest d)
 {
 	const char *s = name_of(digest_names, (int)d);
+
+	return s ? s : "unknown";
+}
+
+const char *config_df_name(enum cfg_df df)
+{
+	const char *s = name_of(df_names, (int)df);
 
 	return s ? s : "unknown";
 }
@@ -2079,6 +2090,10 @@ static const struct opt tunnel_profile_opts[] = {
 	O_BOOL(T, "hide_avps", hide_avps),
 	O_BOOL(T, "send_ack_msg", send_ack_msg),
 	O_UINT(T, "max_sessions", max_sessions, 1, UINT32_MAX, "(the global limits)"),
+	O_UINT(T, "dscp", dscp, 0, 63, NULL),
+	O_UINT(T, "ttl", ttl, 1, 255, "(the system's)"),
+	O_ENUM(T, "df", df, df_names),
+	O_STR(T, "bind_device", bind_device, check_ifname),
 	O_STR(T, "description", description, check_description),
 	O_END
 };
@@ -2254,6 +2269,8 @@ const char *const config_known_settings[] = {
 	"tunnel_profiles.digest",
 	"tunnel_profiles.secret", "tunnel_profiles.secret_file", "tunnel_profiles.hide_avps",
 	"tunnel_profiles.send_ack_msg", "tunnel_profiles.max_sessions",
+	"tunnel_profiles.dscp", "tunnel_profiles.ttl", "tunnel_profiles.df",
+	"tunnel_profiles.bind_device",
 	"tunnel_profiles.description",
 
 	"session_profiles.name", "session_profiles.pw_type", "session_profiles.cookie_len",

@@ -38,6 +38,8 @@ struct cfg_prefix {
 enum cfg_digest { CFG_DIGEST_NONE = 0, CFG_DIGEST_MD5, CFG_DIGEST_SHA1 };
 /* auto: ephemeral, and the shared listener port once no ephemeral port is free */
 enum cfg_sport { CFG_SPORT_1701 = 0, CFG_SPORT_EPHEMERAL, CFG_SPORT_AUTO };
+/* The DF bit and path MTU discovery of a tunnel's socket (IP_MTU_DISCOVER) */
+enum cfg_df { CFG_DF_SYSTEM = 0, CFG_DF_ON, CFG_DF_OFF, CFG_DF_PMTU };
 
 struct tunnel_profile {
 	char name[CFG_NAME_MAX];
@@ -62,6 +64,11 @@ struct tunnel_profile {
 	bool hide_avps;				/* hide sensitive AVPs (needs secret + digest) */
 	bool send_ack_msg;			/* explicit ACK(20) instead of ZLB */
 	uint32_t max_sessions;			/* default 0: global limit */
+	/* the tunnel's socket: control messages and the kernel's data packets */
+	uint8_t dscp;				/* IP_TOS / IPV6_TCLASS >> 2; default 0 */
+	uint8_t ttl;				/* TTL / hop limit; 0 (default): the system's */
+	uint16_t df;				/* enum cfg_df: "system" (default) | "on" | ... */
+	char bind_device[CFG_NAME_MAX];		/* SO_BINDTODEVICE: a VRF or a device; "": none */
 };
 
 /* An IPv6 link-local address on a session's interface (doc/kernel-dataplane.md). */
@@ -302,6 +309,7 @@ const char *config_secret(const struct l2tpd_config *c, const struct tunnel_prof
 
 /* Names for printing and parsing (the CLI uses them too). */
 const char *config_digest_name(enum cfg_digest d);
+const char *config_df_name(enum cfg_df df);
 const char *config_pw_type_name(uint16_t pw);
 int config_pw_type_parse(const char *s);		/* -1 when unknown */
 const char *config_data_seq_name(uint16_t s);

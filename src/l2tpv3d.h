@@ -423,6 +423,19 @@ struct tunnel *transport_path_holder(const struct sockaddr *local, const struct 
 int transport_send(struct tunnel *t, const uint8_t *buf, size_t len);
 /* Answers rx from its listener (StopCCN refusals before a tunnel exists). */
 int transport_listener_reply(const struct l2tp_rx *rx, const uint8_t *buf, size_t len);
+/* Sets p's dscp, ttl and df on the tunnel's socket (a reload; bind_device needs a new one). */
+int transport_tunnel_reapply(struct tunnel *t, const struct tunnel_profile *p,
+			     char *err, size_t errlen);
+/* The listeners send with c's peer_default tunnel profile's dscp, ttl and df. */
+void transport_listeners_configure(const struct l2tpd_config *c);
+/* What the socket that sends the tunnel's messages runs with (read back), for tunnel show. */
+struct transport_settings {
+	bool own_socket;		/* false: a listener sends for it (raw IP, StopCCN hold) */
+	unsigned dscp, ttl;
+	char df[16];			/* "on", "off", "pmtu", "probe", "interface", "omit" */
+	char bind_device[CFG_NAME_MAX];
+};
+int transport_tunnel_settings(const struct tunnel *t, struct transport_settings *out);
 
 /* ctl.c */
 

@@ -36,6 +36,8 @@ const char *tunnel_profile_restart_field(const struct tunnel_profile *a,
 		return "secret";
 	if (a->hide_avps != b->hide_avps)
 		return "hide_avps";
+	if (strcmp(a->bind_device, b->bind_device) != 0)
+		return "bind_device";	/* the socket's bind and route: a new connection */
 	return NULL;
 }
 
@@ -52,6 +54,8 @@ void tunnel_profile_live_changes(const struct tunnel_profile *a, const struct tu
 		LIVE(retransmit_initial_ms), LIVE(retransmit_cap_ms), LIVE(max_retries),
 		LIVE(sccrq_max_retries), LIVE(sccrp_max_retries), LIVE(delayed_ack_ms),
 		LIVE(send_window), LIVE(send_ack_msg), LIVE(max_sessions),
+		/* set on the socket again (transport_tunnel_reapply) */
+		LIVE(dscp), LIVE(ttl), LIVE(df),
 #undef LIVE
 	};
 	size_t used = 0;
@@ -88,7 +92,9 @@ bool tunnel_profile_eq(const struct tunnel_profile *a, const struct tunnel_profi
 	       a->rx_window == b->rx_window && a->send_window == b->send_window &&
 	       a->digest == b->digest &&
 	       !strcmp(a->secret, b->secret) && a->hide_avps == b->hide_avps &&
-	       a->send_ack_msg == b->send_ack_msg && a->max_sessions == b->max_sessions;
+	       a->send_ack_msg == b->send_ack_msg && a->max_sessions == b->max_sessions &&
+	       a->dscp == b->dscp && a->ttl == b->ttl && a->df == b->df &&
+	       !strcmp(a->bind_device, b->bind_device);
 }
 
 bool session_profile_eq(const struct session_profile *a, const struct session_profile *b)

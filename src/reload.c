@@ -803,6 +803,7 @@ int config_apply(struct l2tpd_config *newc, json_object *summary, char *err, siz
 
 	if (listen_changed(old, newc) && transport_replace(newc, err, errlen) < 0)
 		return -1;
+	transport_listeners_configure(newc);
 	rr = json_object_new_array();
 	restart_required(old, newc, rr);
 	n.updated_list = json_object_new_array();

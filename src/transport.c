@@ -176,6 +176,127 @@ static int bind_shared_ephemeral(struct tunnel *t, int fd, struct sockaddr *a)
 	return -1;
 }
 
+/* ---- a tunnel profile's transport settings on a socket ------------------- */
+
+/*
+ * dscp, ttl, df and bind_device go on the socket itself: control messages
+ * take them from it, and so do the kernel's data packets of a tunnel that
+ * the data plane took over (l2tp_xmit_queue() sends through the tunnel's
+ * socket; see doc/kernel-dataplane.md for which of them it honours).
+ */
+
+/* A new socket's settings: a profile with none of its own. */
+static const struct tunnel_profile no_settings;
+
+/* IP_MTU_DISCOVER of a new IPv4 socket in this namespace (what "system" restores). */
+static int pmtudisc_system(void)
+{
+	FILE *f = fopen("/proc/sys/net/ipv4/ip_no_pmtu_disc", "re");
+	int v = 0;
+
+	if (f != NULL) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v ? IP_PMTUDISC_DONT : IP_PMTUDISC_WANT;
+}
+
+static int set_int(int fd, int level, int name, int v)
+{
+	return setsockopt(fd, level, name, &v, sizeof(v));
+}
+
+static int apply_df(int fd, int family, enum cfg_df df)
+{
+	if (family == AF_INET6) {
+		/* no DF bit in IPv6: "on" keeps the host from fragmenting */
+		int pmtu = df == CFG_DF_ON ? IPV6_PMTUDISC_DO :
+			   df == CFG_DF_OFF ? IPV6_PMTUDISC_DONT : IPV6_PMTUDISC_WANT;
+
+		if (set_int(fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, pmtu) < 0)
+			return -1;
+		return set_int(fd, IPPROTO_IPV6, IPV6_DONTFRAG, df == CFG_DF_ON);
+	}
+	return set_int(fd, IPPROTO_IP, IP_MTU_DISCOVER,
+		       df == CFG_DF_ON ? IP_PMTUDISC_DO : df == CFG_DF_OFF ? IP_PMTUDISC_DONT :
+		       df == CFG_DF_PMTU ? IP_PMTUDISC_WANT : pmtudisc_system());
+}
+
+/*
+ * Sets p's dscp, ttl and df on fd where they differ from was's (was NULL:
+ * all three, whatever the socket has), and its bind_device when
+ * with_device.  -1 with err naming the setting that failed.
+ */
+static int sock_settings_apply(int fd, int family, const struct tunnel_profile *p,
+			       const struct tunnel_profile *was, bool with_device,
+			       char *err, size_t errlen)
+{
+	bool v6 = family == AF_INET6;
+	int e;
+
+	if (with_device && p->bind_device[0] != '\0' &&
+	    setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, p->bind_device,
+		       (socklen_t)strlen(p->bind_device)) < 0) {
+		e = errno;
+		snprintf(err, errlen, "bind_device \"%s\": %s%s", p->bind_device, strerror(e),
+			 e == ENODEV ? " (no interface of that name in this network namespace)" :
+			 e == EPERM ? " (needs CAP_NET_RAW)" : "");
+		return -1;
+	}
+	if ((was == NULL || was->dscp != p->dscp) &&
+	    set_int(fd, v6 ? IPPROTO_IPV6 : IPPROTO_IP, v6 ? IPV6_TCLASS : IP_TOS, p->dscp << 2) < 0) {
+		snprintf(err, errlen, "dscp %u: %s", p->dscp, strerror(errno));
+		return -1;
+	}
+	/* -1: the system's (net.ipv4.ip_default_ttl, the route's hop limit) */
+	if ((was == NULL || was->ttl != p->ttl) &&
+	    set_int(fd, v6 ? IPPROTO_IPV6 : IPPROTO_IP, v6 ? IPV6_UNICAST_HOPS : IP_TTL,
+		    p->ttl ? p->ttl : -1) < 0) {
+		snprintf(err, errlen, "ttl %u: %s", p->ttl, strerror(errno));
+		return -1;
+	}
+	if ((was == NULL || was->df != p->df) && apply_df(fd, family, p->df) < 0) {
+		snprintf(err, errlen, "df \"%s\": %s", config_df_name(p->df), strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* The profile whose dscp, ttl and df the listeners send with: the one for unknown peers. */
+static const struct tunnel_profile *listener_profile(const struct l2tpd_config *c)
+{
+	return c != NULL ? config_tunnel_profile(c, c->peer_default.tunnel_profile) : NULL;
+}
+
+int transport_tunnel_reapply(struct tunnel *t, const struct tunnel_profile *p,
+			     char *err, size_t errlen)
+{
+	if (t->fd < 0)
+		return 0;	/* no socket of its own: the listener's settings */
+	return sock_settings_apply(t->fd, t->remote.sa.sa_family, p, t->prof, false, err, errlen);
+}
+
+/* IP_MTU_DISCOVER and IPV6_MTU_DISCOVER share their values */
+static const char *df_mode_name(int mode)
+{
+	switch (mode) {
+	case IP_PMTUDISC_DO:
+		return "on";
+	case IP_PMTUDISC_DONT:
+		return "off";
+	case IP_PMTUDISC_WANT:
+		return "pmtu";
+	case IP_PMTUDISC_PROBE:
+		return "probe";
+	case IP_PMTUDISC_INTERFACE:
+		return "interface";
+	case IP_PMTUDISC_OMIT:
+		return "omit";
+	}
+	return "unknown";
+}
+
 /* the configured ones, and a raw socket per family for IP tunnels we open */
 /* twice: a reload opens the new ones beside the old before closing these */
 static struct listener listeners[2 * (2 * CFG_MAX_LISTEN + 2)];
@@ -376,7 +497,7 @@ static void ip_mode_choose(void)
 }
 
 static int open_listener(const struct cfg_addr *ca, enum l2tp_encap encap, uint16_t port,
-			 int rcvbuf, char *err, size_t errlen);
+			 int rcvbuf, const struct tunnel_profile *tp, char *err, size_t errlen);
 
 /*
  * The raw socket an IP tunnel from local speaks through: one bound to that
@@ -406,7 +527,8 @@ static const struct listener *raw_for(const struct sockaddr *local, int family,
 		ca.ss.ss_family = (sa_family_t)family;
 	else
 		memcpy(&ca.ss, local, sockaddr_len(local));
-	if (open_listener(&ca, L2TP_ENCAP_IP, 0, RCVBUF_PER_MSG * 64, err, errlen) < 0)
+	if (open_listener(&ca, L2TP_ENCAP_IP, 0, RCVBUF_PER_MSG * 64, listener_profile(l2tpd.conf),
+			  err, errlen) < 0)
 		return NULL;
 	listeners[n_listeners - 1].replies_only = true;
 	return &listeners[n_listeners - 1];
@@ -432,8 +554,9 @@ static int listener_rcvbuf(const struct l2tpd_config *c)
 }
 
 static int open_listener(const struct cfg_addr *ca, enum l2tp_encap encap, uint16_t port,
-			 int rcvbuf, char *err, size_t errlen)
+			 int rcvbuf, const struct tunnel_profile *tp, char *err, size_t errlen)
 {
+	char why[160];
 	struct listener *l = &listeners[n_listeners];
 	int family = ca->ss.ss_family, one = 1, fd;
 	struct sockaddr_storage a;
@@ -469,6 +592,14 @@ static int open_listener(const struct cfg_addr *ca, enum l2tp_encap encap, uint1
 		alen = sockaddr_len((struct sockaddr *)&a);
 	} else {
 		alen = l2tpip_addr((const struct sockaddr *)&ca->ss, 0, &a);
+	}
+	if (tp != NULL &&
+	    sock_settings_apply(fd, family, tp, &no_settings, false, why, sizeof(why)) < 0) {
+		snprintf(err, errlen, "listen on %s (%s): tunnel profile %s: %s",
+			 sockaddr_ntop((const void *)&ca->ss), encap == L2TP_ENCAP_IP ? "ip" : "udp",
+			 tp->name, why);
+		close(fd);
+		return -1;
 	}
 	if (bind(fd, (struct sockaddr *)&a, alen) < 0)
 		goto fail;
@@ -509,13 +640,14 @@ static void close_listeners(unsigned from, unsigned to)
 /* Opens c's listeners after those open now; on failure closes what it opened. */
 static int open_listeners(const struct l2tpd_config *c, char *err, size_t errlen)
 {
+	const struct tunnel_profile *tp = listener_profile(c);
 	unsigned first = n_listeners;
 
 	for (unsigned i = 0; i < c->n_listen; i++) {
 		if (open_listener(&c->listen[i], L2TP_ENCAP_UDP, c->udp_port, listener_rcvbuf(c),
-				  err, errlen) < 0 ||
+				  tp, err, errlen) < 0 ||
 		    (c->listen_ip &&
-		     open_listener(&c->listen[i], L2TP_ENCAP_IP, 0, listener_rcvbuf(c), err,
+		     open_listener(&c->listen[i], L2TP_ENCAP_IP, 0, listener_rcvbuf(c), tp, err,
 				   errlen) < 0)) {
 			close_listeners(first, n_listeners);
 			n_listeners = first;
@@ -551,6 +683,73 @@ int transport_replace(const struct l2tpd_config *c, char *err, size_t errlen)
 				  sockaddr_ntop(&listeners[i].addr.sa));
 	}
 	return 0;
+}
+
+/* The listener that sends for a tunnel without a socket of its own, or NULL. */
+static const struct listener *sender_for(const struct tunnel *t)
+{
+	int family = t->remote.sa.sa_family;
+
+	if (t->encap == L2TP_ENCAP_UDP && !t->shared_port)
+		return NULL;	/* had a port of its own: nothing sends for it */
+	for (unsigned i = 0; i < n_listeners; i++) {
+		const struct listener *l = &listeners[i];
+
+		if (l->family != family || l->encap != t->encap ||
+		    (t->encap == L2TP_ENCAP_IP && !l->raw))
+			continue;
+		if (sockaddr_is_any(&t->local.sa) || sockaddr_is_any(&l->addr.sa) ||
+		    sockaddr_eq_addr(&l->addr.sa, &t->local.sa))
+			return l;
+	}
+	return NULL;
+}
+
+int transport_tunnel_settings(const struct tunnel *t, struct transport_settings *out)
+{
+	bool v6 = t->remote.sa.sa_family == AF_INET6;
+	const struct listener *l = NULL;
+	socklen_t len;
+	int v = 0, fd = t->fd;
+
+	memset(out, 0, sizeof(*out));
+	out->own_socket = fd >= 0;
+	if (fd < 0) {
+		if ((l = sender_for(t)) == NULL)
+			return -1;
+		fd = l->fd;
+	}
+	len = sizeof(v);
+	if (getsockopt(fd, v6 ? IPPROTO_IPV6 : IPPROTO_IP, v6 ? IPV6_TCLASS : IP_TOS, &v, &len) < 0)
+		return -1;
+	out->dscp = (unsigned)(v & 0xff) >> 2;
+	len = sizeof(v);
+	if (getsockopt(fd, v6 ? IPPROTO_IPV6 : IPPROTO_IP, v6 ? IPV6_UNICAST_HOPS : IP_TTL,
+		       &v, &len) < 0)
+		return -1;
+	out->ttl = (unsigned)v;
+	len = sizeof(v);
+	if (getsockopt(fd, v6 ? IPPROTO_IPV6 : IPPROTO_IP, v6 ? IPV6_MTU_DISCOVER : IP_MTU_DISCOVER,
+		       &v, &len) < 0)
+		return -1;
+	snprintf(out->df, sizeof(out->df), "%s", df_mode_name(v));
+	len = sizeof(out->bind_device);
+	if (getsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, out->bind_device, &len) < 0)
+		return -1;
+	out->bind_device[sizeof(out->bind_device) - 1] = '\0';
+	return 0;
+}
+
+void transport_listeners_configure(const struct l2tpd_config *c)
+{
+	const struct tunnel_profile *tp = listener_profile(c);
+	char why[160];
+
+	for (unsigned i = 0; tp != NULL && i < n_listeners; i++)
+		if (sock_settings_apply(listeners[i].fd, listeners[i].family, tp, NULL, false, why,
+					sizeof(why)) < 0)
+			log_warnx("listener %s: tunnel profile %s: %s",
+				  sockaddr_ntop(&listeners[i].addr.sa), tp->name, why);
 }
 
 int transport_init(const struct l2tpd_config *c, char *err, size_t errlen)
@@ -736,6 +935,13 @@ static int raw_tunnel_open(struct tunnel *t, char *err, size_t errlen)
 {
 	int family = t->remote.sa.sa_family;
 
+	if (t->prof->bind_device[0] != '\0') {
+		snprintf(err, errlen, "bind_device \"%s\": an L2TP/IP tunnel without the kernel's "
+			 "l2tp_ip has no socket of its own to bind (modprobe l2tp_ip%s)",
+			 t->prof->bind_device, family == AF_INET6 ? "6" : "");
+		return -1;
+	}
+
 	if (raw_for(&t->local.sa, family, err, errlen) == NULL)
 		return -1;
 	if (t->local.sa.sa_family == AF_UNSPEC) {
@@ -822,6 +1028,11 @@ int transport_tunnel_open(struct tunnel *t, char *err, size_t errlen)
 	if (t->local.sa.sa_family == AF_UNSPEC) {
 		memset(&t->local, 0, sizeof(t->local));
 		t->local.sa.sa_family = (sa_family_t)family;
+	}
+	/* before bind and connect: the device decides the route and the lookups */
+	if (sock_settings_apply(fd, family, t->prof, &no_settings, true, err, errlen) < 0) {
+		close(fd);
+		return -1;
 	}
 	if (tunnel_bind(t, fd) < 0) {
 		bind_error(t, err, errlen);
@@ -1031,6 +1242,9 @@ int transport_tunnel_adopt(struct tunnel *t, int fd, char *err, size_t errlen)
 		snprintf(err, errlen, "socket: %s", strerror(errno));
 		return -1;
 	}
+	/* the profile may have changed across the restart: the socket takes it now */
+	if (sock_settings_apply(fd, t->remote.sa.sa_family, t->prof, NULL, false, err, errlen) < 0)
+		return -1;
 	t->fd = fd;
 	t->local_len = sizeof(t->local);
 	getsockname(fd, (struct sockaddr *)&t->local, &t->local_len);

@@ -2165,6 +2165,23 @@ void tunnel_peer_str(const struct tunnel *t, char *buf, size_t len)
 	tunnel_addr_str(t, &t->remote, buf, len);
 }
 
+/* The transport settings the tunnel's socket has (read back), or its profile's without one. */
+static json_object *transport_json(const struct tunnel *t)
+{
+	struct transport_settings ts;
+	json_object *o;
+
+	if (transport_tunnel_settings(t, &ts) < 0)
+		return NULL;
+	o = json_object_new_object();
+	json_add_int(o, "dscp", ts.dscp);
+	json_add_int(o, "ttl", ts.ttl);
+	json_add_str(o, "df", ts.df);
+	json_add_str(o, "bind_device", ts.bind_device);
+	json_add_str(o, "socket", ts.own_socket ? "own" : "listener");
+	return o;
+}
+
 json_object *tunnel_json(const struct tunnel *t, bool detail)
 {
 	json_object *o = json_object_new_object();
@@ -2205,6 +2222,9 @@ json_object *tunnel_json(const struct tunnel *t, bool detail)
 		json_add_int(o, "retransmit_initial_ms", usl_time_to_ms(cc->rtx_initial));
 		json_add_int(o, "retransmit_cap_ms", usl_time_to_ms(cc->rtx_cap));
 		json_add_int(o, "max_retries", cc->max_retries);
+		json_object *tr = transport_json(t);
+		if (tr != NULL)
+			json_object_object_add(o, "transport", tr);
 		json_object_object_add(o, "counters", tunnel_counters_json(t));
 		json_object *dp = l2tpd.dp->describe ? l2tpd.dp->describe(t, NULL) : NULL;
 		if (dp != NULL)
@@ -2218,8 +2238,10 @@ json_object *tunnel_json(const struct tunnel *t, bool detail)
 bool tunnel_reconfigure(struct tunnel *t, const struct tunnel_profile *p, char *changed,
 			size_t len, const char **restart)
 {
+	static char why[200];	/* the reason, while the caller reads it */
 	const struct tunnel_profile *np;
 	struct l2tp_cc_cfg cfg;
+	char err[160];
 
 	changed[0] = '\0';
 	*restart = tunnel_profile_restart_field(t->prof, p);
@@ -2231,6 +2253,13 @@ bool tunnel_reconfigure(struct tunnel *t, const struct tunnel_profile *p, char *
 	np = tunnel_profile_get(p);
 	if (np == NULL) {
 		*restart = "out of memory";
+		return false;
+	}
+	/* dscp, ttl, df: the socket's, which the kernel's data packets take too */
+	if (transport_tunnel_reapply(t, np, err, sizeof(err)) < 0) {
+		tunnel_profile_put(np);
+		snprintf(why, sizeof(why), "the socket refused the new values: %s", err);
+		*restart = why;
 		return false;
 	}
 	/* the secret and the rest are the tunnel's own: only the live fields are read */

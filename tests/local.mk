@@ -53,7 +53,8 @@ INTEGRATION_TESTS = \
 	tests/integration/peer-names.sh \
 	tests/integration/debug.sh \
 	tests/integration/pool.sh \
-	tests/integration/log-severity.sh
+	tests/integration/log-severity.sh \
+	tests/integration/transport-opts.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += tests/integration/lib.sh $(INTEGRATION_TESTS) scripts/lib.sh scripts/demo \
 	tests/integration/promcheck.py tests/integration/peer.py tests/integration/peer-lib.sh
