@@ -676,6 +676,17 @@ static void cc_cfg_from_profile(struct l2tp_cc_cfg *cfg, const struct tunnel_pro
 	cfg->send_tie_breaker = true;
 }
 
+/* A blank tunnel's lists and tree node, linked to nothing yet. */
+static void tunnel_links_init(struct tunnel *t)
+{
+	usl_list_init(&t->waiters);
+	usl_list_init(&t->sessions);
+	usl_list_init(&t->peer_link);
+	usl_list_init(&t->connecting_link);
+	usl_list_init(&t->held_link);
+	usl_rb_node_clear(&t->by_order);
+}
+
 /* Allocates, indexes and opens the socket of a new tunnel (no message yet). */
 static struct tunnel *tunnel_new(const struct sockaddr *remote, const struct sockaddr *local,
 				 const struct tunnel_profile *prof, const char *secret,
@@ -700,12 +711,7 @@ static struct tunnel *tunnel_new(const struct sockaddr *remote, const struct soc
 		memcpy(&t->local, local, sockaddr_len(local));
 		memcpy(&t->local_cfg, local, sockaddr_len(local));
 	}
-	usl_list_init(&t->waiters);
-	usl_list_init(&t->sessions);
-	usl_list_init(&t->peer_link);
-	usl_list_init(&t->connecting_link);
-	usl_list_init(&t->held_link);
-	usl_rb_node_clear(&t->by_order);
+	tunnel_links_init(t);
 	t->id = tunnel_alloc_id();
 	t->created = usl_timerset_now(l2tpd.timers);
 	t->prof = tunnel_profile_get(prof);
@@ -2450,12 +2456,7 @@ struct tunnel *tunnel_restore(struct usl_unpack *r, int fd, unsigned *n_sessions
 		return NULL;
 	}
 	t->fd = -1;
-	usl_list_init(&t->waiters);
-	usl_list_init(&t->sessions);
-	usl_list_init(&t->peer_link);
-	usl_list_init(&t->connecting_link);
-	usl_list_init(&t->held_link);
-	usl_rb_node_clear(&t->by_order);
+	tunnel_links_init(t);
 	if (!tunnel_restore_fields(t, r, prof, sizeof(prof))) {
 		snprintf(err, errlen, "malformed tunnel record");
 		goto fail;
