@@ -190,6 +190,14 @@ int l2tp_auth_set_peer_nonce(struct l2tp_auth *a, const struct l2tp_bytes *nonce
 	return 0;
 }
 
+void l2tp_auth_take_nonces(struct l2tp_auth *a, const struct l2tp_auth *from)
+{
+	memcpy(a->local_nonce, from->local_nonce, from->local_nonce_len);
+	a->local_nonce_len = from->local_nonce_len;
+	memcpy(a->peer_nonce, from->peer_nonce, from->peer_nonce_len);
+	a->peer_nonce_len = from->peer_nonce_len;
+}
+
 void l2tp_auth_prepare(const struct l2tp_auth *a, struct l2tp_msg *m)
 {
 	unsigned i;

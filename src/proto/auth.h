@@ -74,6 +74,9 @@ int l2tp_auth_new_nonce(struct l2tp_auth *a);
 /* Stores the peer's nonce (m->nonce of its SCCRQ/SCCRP).  0, or -1 if too long. */
 int l2tp_auth_set_peer_nonce(struct l2tp_auth *a, const struct l2tp_bytes *nonce);
 
+/* RFC 4951: a recovered connection signs with its recovery connection's nonces. */
+void l2tp_auth_take_nonces(struct l2tp_auth *a, const struct l2tp_auth *from);
+
 /* Sets m->n_digests and each digest's type/len from the keys, for l2tp_msg_encode(). */
 void l2tp_auth_prepare(const struct l2tp_auth *a, struct l2tp_msg *m);
 

@@ -88,6 +88,17 @@ static const struct l2tp_avp_rule rules[L2TP_AVP_MAX_KNOWN + 1] = {
 					      L2TP_NONCE_MAX, M),
 	[L2TP_AVP_TX_CONNECT_SPEED_BPS]	= FIXED("Tx Connect Speed", 8, HIDE),
 	[L2TP_AVP_RX_CONNECT_SPEED_BPS]	= FIXED("Rx Connect Speed", 8, HIDE),
+	/* RFC 4951: flags (C, D), then the Recovery Time in ms */
+	[L2TP_AVP_FAILOVER_CAP]		= FIXED("Failover Capability", 6, HIDE),
+	/* reserved, then the sender's and the recipient's 32-bit CCIDs; never hidden */
+	[L2TP_AVP_TUNNEL_RECOVERY]	= FIXED("Tunnel Recovery", 10, M),
+	/*
+	 * reserved, Suggested Ns and Nr (16 bits each); 10 octets (two 32-bit
+	 * values, as OpenRPD writes it) is accepted too
+	 */
+	[L2TP_AVP_SUGGESTED_CTRL_SEQ]	= VAR("Suggested Control Sequence", 6, 10, HIDE),
+	/* reserved, the sender's Session ID, then the recipient's; one per session */
+	[L2TP_AVP_FAILOVER_SESSION]	= FIXED("Failover Session State", 10, M | HIDE | REPEAT),
 };
 
 const struct l2tp_avp_rule *l2tp_avp_rule(uint16_t type)

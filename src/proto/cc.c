@@ -106,6 +106,7 @@ static enum l2tp_drop cc_fsm(struct l2tp_cc *cc, enum cc_event ev, const struct 
 static enum l2tp_drop cc_on_unknown_type(struct l2tp_cc *cc, const struct l2tp_msg *m);
 static enum l2tp_drop cc_on_stopccn_reason(struct l2tp_cc *cc);
 static enum l2tp_drop cc_deliver(struct l2tp_cc *cc, const struct l2tp_msg *m);
+static void cc_closed(struct l2tp_cc *cc, const char *why);
 
 /* ------------------------------------------------------------------ */
 /* configuration, lifetime */
@@ -569,6 +570,10 @@ int l2tp_cc_send_msg(struct l2tp_cc *cc, struct l2tp_msg *m)
 
 	if (cc->freed)
 		return -1;
+	if (cc->fo == L2TP_FO_RESYNC) {
+		errno = EAGAIN;	/* RFC 4951: silent until the control channel reset */
+		return -1;
+	}
 	m->ver = 3;
 	m->ccid = cc->peer_ccid;
 	m->ns = m->nr = 0;
@@ -648,6 +653,9 @@ static void cc_rd_acked(struct l2tp_rd *rd, uint16_t type)
 
 	if (type == L2TP_MSG_STOPCCN)
 		cc_fsm(cc, CC_EV_STOPCCN_ACKED, NULL);
+	else if (type == L2TP_MSG_SCCCN && cc->cfg.recover_ccid != 0 && cc->recovery_reset &&
+		 cc->state == L2TP_CC_ESTABLISHED && cc->ops->recovery != NULL)
+		cc->ops->recovery(cc, L2TP_RECOVERY_DONE);
 }
 
 static void cc_rd_give_up(struct l2tp_rd *rd, uint16_t type, unsigned retries)
@@ -689,6 +697,29 @@ static void cc_bytes(struct l2tp_bytes *b, const void *p, size_t len)
 	b->len = (uint16_t)len;
 }
 
+/*
+ * RFC 4951: a recovery connection's SCCRQ names the old connection, its
+ * SCCRP suggests the old connection's sequence numbers, and neither
+ * carries the Failover Capability; other connections advertise it when
+ * configured.
+ */
+static void cc_put_failover(const struct l2tp_cc *cc, struct l2tp_msg *m)
+{
+	if (m->type == L2TP_MSG_SCCRQ && cc->cfg.recover_ccid != 0) {
+		m->recover_ccid = cc->cfg.recover_ccid;
+		m->recover_peer_ccid = cc->cfg.recover_peer_ccid;
+		l2tp_msg_set(m, L2TP_AVP_TUNNEL_RECOVERY);
+	} else if (m->type == L2TP_MSG_SCCRP && cc->recovery_of != 0) {
+		m->suggested_ns = cc->scs_ns;
+		m->suggested_nr = cc->scs_nr;
+		l2tp_msg_set(m, L2TP_AVP_SUGGESTED_CTRL_SEQ);
+	} else if (cc->cfg.failover) {
+		m->failover_flags = L2TP_FAILOVER_C | L2TP_FAILOVER_D;
+		m->recovery_time_ms = cc->cfg.recovery_time_ms;
+		l2tp_msg_set(m, L2TP_AVP_FAILOVER_CAP);
+	}
+}
+
 /* SCCRQ and SCCRP share everything but the tie breaker. */
 static int cc_send_sccrx(struct l2tp_cc *cc, uint16_t type)
 {
@@ -720,6 +751,7 @@ static int cc_send_sccrx(struct l2tp_cc *cc, uint16_t type)
 		m.tie_breaker = cc->tie_breaker;
 		l2tp_msg_set(&m, L2TP_AVP_TIE_BREAKER);
 	}
+	cc_put_failover(cc, &m);
 	cc->sent_sccrx = true;
 	return l2tp_cc_send_msg(cc, &m);
 }
@@ -793,6 +825,23 @@ static void cc_hello_expired(struct l2tp_cc *cc)
 }
 
 /*
+ * A failover that did not happen in time: the peer never came back for its
+ * connection (awaiting-peer), or ours could not be recovered (resync).
+ * Either way the peer is not listening: no StopCCN, no CDN.
+ */
+static void cc_failover_expired(struct l2tp_cc *cc)
+{
+	if (cc->fo == L2TP_FO_RESYNC)
+		l2tp_reason_set(&cc->reason, L2TP_STOPCCN_GENERAL_ERROR, 0, false,
+				"not recovered after a restart (RFC 4951)");
+	else
+		l2tp_reason_set(&cc->reason, L2TP_STOPCCN_FSM_ERROR, 0, false,
+				"peer not responding, and it did not recover within %u ms",
+				cc->peer_recovery_ms);
+	cc_closed(cc, "failover deadline passed");
+}
+
+/*
  * One timer serves the setup deadline (wait-ctl-*), the keepalive
  * (established) and the StopCCN hold (stopping): they never run at once,
  * and 10,000 connections save two timers each.
@@ -804,6 +853,8 @@ static void cc_timer_expired(struct usl_timer *t)
 	l2tp_cc_hold(cc);
 	if (cc->state == L2TP_CC_STOPPING)
 		cc_fsm(cc, CC_EV_HOLD_EXPIRED, NULL);
+	else if (cc->state == L2TP_CC_ESTABLISHED && cc->fo != L2TP_FO_NONE)
+		cc_failover_expired(cc);
 	else if (cc->state == L2TP_CC_WAIT_CTL_REPLY || cc->state == L2TP_CC_WAIT_CTL_CONN)
 		cc_fsm(cc, CC_EV_SETUP_EXPIRED, NULL);
 	else
@@ -985,6 +1036,12 @@ static void cc_learn_peer(struct l2tp_cc *cc, const struct l2tp_msg *m)
 		cc->peer_pw_caps[i] = m->pw_caps[i];
 	cc->peer_rx_window = l2tp_msg_has(m, L2TP_AVP_RECV_WINDOW_SIZE) ? m->recv_window : 0;
 	l2tp_rd_set_peer_window(&cc->rd, cc_tx_window(cc));
+	if (l2tp_msg_has(m, L2TP_AVP_FAILOVER_CAP)) {
+		cc->peer_fo_flags = m->failover_flags;
+		/* a deadline of its choosing, within reason */
+		cc->peer_recovery_ms = m->recovery_time_ms < L2TP_RECOVERY_MAX_MS ?
+				       m->recovery_time_ms : L2TP_RECOVERY_MAX_MS;
+	}
 }
 
 /*
@@ -1050,6 +1107,29 @@ static const char *cc_check_sccrx(struct l2tp_cc *cc, const struct l2tp_msg *m)
 	return NULL;
 }
 
+static bool cc_is_recovery(const struct l2tp_cc *cc)
+{
+	return cc->cfg.recover_ccid != 0 || cc->recovery_of != 0;
+}
+
+/*
+ * A recovery connection is up: the initiator has the SCCRP's suggestion,
+ * the responder the SCCCN.  The responder's peer has reset already (at the
+ * SCCRP): it is done at once, acknowledging the SCCCN now so that the
+ * initiator's DONE follows within a round trip.
+ */
+static void cc_recovery_reset(struct l2tp_cc *cc)
+{
+	if (cc->ops->recovery == NULL)
+		return;
+	cc->recovery_reset = true;
+	cc->ops->recovery(cc, L2TP_RECOVERY_RESET);
+	if (cc->freed || cc->state != L2TP_CC_ESTABLISHED || cc->recovery_of == 0)
+		return;
+	l2tp_rd_ack_now(&cc->rd);
+	cc->ops->recovery(cc, L2TP_RECOVERY_DONE);
+}
+
 /* Established: keepalive, the data plane tunnel, then waiting sessions. */
 static void cc_on_established(struct l2tp_cc *cc, const char *why)
 {
@@ -1058,6 +1138,11 @@ static void cc_on_established(struct l2tp_cc *cc, const char *why)
 	if (cc->state != L2TP_CC_ESTABLISHED)
 		return;
 	cc_hello_arm(cc);
+	if (cc_is_recovery(cc)) {
+		cc->dp = L2TP_DP_UP;	/* no data plane: it only resets the old one */
+		cc_recovery_reset(cc);
+		return;
+	}
 	cc_dp_create(cc);
 	if (cc->state != L2TP_CC_ESTABLISHED || cc->freed)
 		return;
@@ -1126,6 +1211,12 @@ static enum l2tp_drop cc_on_sccrp(struct l2tp_cc *cc, const struct l2tp_msg *m)
 	if (bad != NULL) {
 		cc_stop(cc, bad);
 		return m->has_unknown_mandatory ? L2TP_DROP_UNKNOWN_MANDATORY : L2TP_DROP_NONE;
+	}
+	if (cc->cfg.recover_ccid != 0) {
+		bool scs = l2tp_msg_has(m, L2TP_AVP_SUGGESTED_CTRL_SEQ);
+
+		cc->scs_ns = scs ? m->suggested_ns : 0;
+		cc->scs_nr = scs ? m->suggested_nr : 0;
 	}
 	if (cc_send_simple(cc, L2TP_MSG_SCCCN) < 0) {
 		cc_stopf(cc, "cannot send SCCCN", L2TP_STOPCCN_GENERAL_ERROR,
@@ -1330,6 +1421,26 @@ static enum l2tp_drop cc_on_session_msg(struct l2tp_cc *cc, const struct l2tp_ms
 	return L2TP_DROP_NONE;
 }
 
+/*
+ * RFC 4951, the peer's side of its failover: a failover-capable peer that
+ * stopped answering is kept, sessions and data plane included, for the
+ * Recovery Time it asked for (on top of the retransmissions that ran out),
+ * waiting for its recovery connection.  False when that does not apply.
+ */
+static bool cc_await_recovery(struct l2tp_cc *cc)
+{
+	if (!l2tp_cc_failover_ok(cc) || cc_is_recovery(cc) || cc->fo != L2TP_FO_NONE ||
+	    cc->peer_recovery_ms == 0)
+		return false;
+	l2tp_rd_quiesce(&cc->rd);
+	cc->rd.dead = false;
+	cc->fo = L2TP_FO_AWAITING_PEER;
+	cc_log(info, cc, "peer not responding: kept %u ms for its recovery (RFC 4951)",
+	       cc->peer_recovery_ms);
+	usl_timer_arm(cc->timers, &cc->timer, usl_time_ms(cc->peer_recovery_ms));
+	return true;
+}
+
 static enum l2tp_drop cc_fsm_established(struct l2tp_cc *cc, enum cc_event ev,
 					 const struct l2tp_msg *m)
 {
@@ -1343,13 +1454,16 @@ static enum l2tp_drop cc_fsm_established(struct l2tp_cc *cc, enum cc_event ev,
 	case CC_EV_RX_HELLO:
 		return L2TP_DROP_NONE;	/* its acknowledgement is all it asks */
 	case CC_EV_RX_SESSION:
+		if (cc_is_recovery(cc))
+			return L2TP_DROP_WRONG_STATE;	/* RFC 4951: no session on it */
 		return cc_on_session_msg(cc, m);
 	case CC_EV_CLOSE:
 	case CC_EV_DP_FAILED:
 		cc_stop(cc, cc_event_names[ev]);
 		return L2TP_DROP_NONE;
 	case CC_EV_GIVE_UP:
-		cc_closed(cc, cc_event_names[ev]);
+		if (!cc_await_recovery(cc))
+			cc_closed(cc, cc_event_names[ev]);
 		return L2TP_DROP_NONE;
 	case CC_EV_DP_UP:
 		l2tp_sess_cc_dp_up(cc);
@@ -1449,6 +1563,16 @@ static enum l2tp_drop cc_dispatch(struct l2tp_cc *cc, const struct l2tp_msg *m)
 	case L2TP_MSG_ICRQ: case L2TP_MSG_ICRP: case L2TP_MSG_ICCN:
 	case L2TP_MSG_CDN: case L2TP_MSG_WEN: case L2TP_MSG_SLI:
 		r = cc_fsm(cc, cc_msg_event(m->type), m);
+		break;
+	case L2TP_MSG_FSQ:
+	case L2TP_MSG_FSR:
+		/* RFC 4951 session reconciliation, on the recovered connection only */
+		if (cc->state != L2TP_CC_ESTABLISHED || cc_is_recovery(cc))
+			r = L2TP_DROP_WRONG_STATE;
+		else if (m->type == L2TP_MSG_FSQ)
+			r = l2tp_sess_on_fsq(cc, m);
+		else
+			r = l2tp_sess_on_fsr(cc, m);
 		break;
 	default:
 		/* an unknown type without the M bit: ignored (5.4.1) */
@@ -1631,6 +1755,20 @@ static void cc_note_alive(struct l2tp_cc *cc, enum l2tp_rd_verdict v)
 		cc->last_rx = usl_timerset_now(cc->timers);
 }
 
+/*
+ * The peer we were keeping for its recovery speaks on the old connection
+ * after all (the loss was the path's): what we gave up on is gone, so the
+ * sessions are reconciled as after a failover.
+ */
+static void cc_peer_back(struct l2tp_cc *cc)
+{
+	cc->fo = L2TP_FO_NONE;
+	usl_timer_cancel(&cc->timer);
+	cc_hello_arm(cc);
+	cc_log(info, cc, "peer responding again: reconciling sessions");
+	l2tp_sess_failover_query(cc);
+}
+
 static enum l2tp_drop cc_input(struct l2tp_cc *cc, const uint8_t *buf, size_t len)
 {
 	struct l2tp_msg m;
@@ -1639,6 +1777,8 @@ static enum l2tp_drop cc_input(struct l2tp_cc *cc, const uint8_t *buf, size_t le
 
 	if (cc->freed || cc->state == L2TP_CC_CLOSED)
 		return L2TP_DROP_WRONG_STATE;
+	if (cc->fo == L2TP_FO_RESYNC)	/* RFC 4951: silently discarded until the reset */
+		return cc_drop(cc, L2TP_DROP_WRONG_STATE);
 	r = cc_accept(cc, &m, buf, len);
 	if (r == L2TP_DROP_UNKNOWN_MSG_TYPE && cc_unknown_type_usable(cc, &m)) {
 		v = l2tp_rd_input(&cc->rd, m.ns, m.nr, true, buf, len);
@@ -1655,6 +1795,9 @@ static enum l2tp_drop cc_input(struct l2tp_cc *cc, const uint8_t *buf, size_t le
 	cc_note_alive(cc, v);
 	if (cc->freed)
 		return L2TP_DROP_NONE;
+	if (cc->fo == L2TP_FO_AWAITING_PEER && v != L2TP_RD_NR_INVALID &&
+	    v != L2TP_RD_OUT_OF_WINDOW)
+		cc_peer_back(cc);
 	return cc_rd_verdict(cc, v, &m);
 }
 
@@ -2069,7 +2212,7 @@ static void cc_restore_cfg(struct l2tp_cc_cfg *c, char *strs[2], struct usl_unpa
 
 static void cc_save_counters(const struct l2tp_cc *cc, struct usl_pack *w)
 {
-	for (unsigned i = 0; i <= L2TP_MSG_TYPE_MAX; i++) {
+	for (unsigned i = 0; i <= L2TP_MSG_TYPE_SAVED; i++) {
 		usl_pack_u32(w, cc->st.rx_msgs[i]);
 		usl_pack_u32(w, cc->st.tx_msgs[i]);
 	}
@@ -2085,7 +2228,7 @@ static void cc_save_counters(const struct l2tp_cc *cc, struct usl_pack *w)
 
 static void cc_restore_counters(struct l2tp_cc *cc, struct usl_unpack *r)
 {
-	for (unsigned i = 0; i <= L2TP_MSG_TYPE_MAX; i++) {
+	for (unsigned i = 0; i <= L2TP_MSG_TYPE_SAVED; i++) {
 		cc->st.rx_msgs[i] = usl_unpack_u32(r);
 		cc->st.tx_msgs[i] = usl_unpack_u32(r);
 	}
@@ -2282,4 +2425,93 @@ int l2tp_cc_reconfigure(struct l2tp_cc *cc, const struct l2tp_cc_cfg *cfg)
 		cc_hello_arm(cc);
 	}
 	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* RFC 4951 failover */
+
+const char *l2tp_failover_state_name(enum l2tp_failover_state st)
+{
+	switch (st) {
+	case L2TP_FO_AWAITING_PEER:	return "awaiting-peer";
+	case L2TP_FO_RESYNC:		return "resync";
+	case L2TP_FO_NONE:
+	default:			return "none";
+	}
+}
+
+enum l2tp_failover_state l2tp_cc_failover_state(const struct l2tp_cc *cc) { return cc->fo; }
+uint32_t l2tp_cc_recovery_of(const struct l2tp_cc *cc) { return cc->recovery_of; }
+
+bool l2tp_cc_failover_ok(const struct l2tp_cc *cc)
+{
+	return cc->cfg.failover && (cc->peer_fo_flags & L2TP_FAILOVER_C);
+}
+
+uint16_t l2tp_cc_peer_failover(const struct l2tp_cc *cc, uint32_t *recovery_ms)
+{
+	if (recovery_ms != NULL)
+		*recovery_ms = cc->peer_recovery_ms;
+	return cc->peer_fo_flags;
+}
+
+void l2tp_cc_set_resync(struct l2tp_cc *cc, usl_time deadline)
+{
+	if (cc->state != L2TP_CC_ESTABLISHED)
+		return;
+	cc->fo = L2TP_FO_RESYNC;
+	l2tp_rd_reset_seq(&cc->rd, 0, 0);
+	usl_timer_arm(cc->timers, &cc->timer, deadline);
+}
+
+void l2tp_cc_set_recovery_of(struct l2tp_cc *cc, const struct l2tp_cc *old)
+{
+	uint16_t v[2];
+
+	cc->recovery_of = old->local_ccid;
+	/* unguessable, and far from anything of the old connection still in flight */
+	l2tp_cc_random(cc, v, sizeof(v));
+	cc->scs_ns = v[0];
+	cc->scs_nr = v[1];
+}
+
+int l2tp_cc_resume(struct l2tp_cc *old, const struct l2tp_cc *rec)
+{
+	bool initiator = rec->cfg.recover_ccid != 0;
+
+	if (old->freed || old->state != L2TP_CC_ESTABLISHED || rec->state != L2TP_CC_ESTABLISHED ||
+	    (initiator ? rec->cfg.recover_ccid : rec->recovery_of) != old->local_ccid ||
+	    rec->peer_ccid == 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	l2tp_cc_hold(old);
+	/* the suggestion is the recovering side's view: Ns is what it sends next */
+	if (initiator)
+		l2tp_rd_reset_seq(&old->rd, rec->scs_ns, rec->scs_nr);
+	else
+		l2tp_rd_reset_seq(&old->rd, rec->scs_nr, rec->scs_ns);
+	if (old->auth != NULL && rec->auth != NULL)
+		l2tp_auth_take_nonces(old->auth, rec->auth);
+	old->fo = L2TP_FO_NONE;
+	old->last_rx = usl_timerset_now(old->timers);
+	usl_timer_cancel(&old->timer);
+	cc_hello_arm(old);
+	cc_log(info, old, "control channel reset by recovery connection %u (RFC 4951)",
+	       rec->local_ccid);
+	l2tp_sess_failover_reset(old);
+	l2tp_cc_release(old);
+	return 0;
+}
+
+unsigned l2tp_cc_reconcile(struct l2tp_cc *cc)
+{
+	unsigned n;
+
+	if (cc->freed || cc->state != L2TP_CC_ESTABLISHED || cc->fo == L2TP_FO_RESYNC)
+		return 0;
+	l2tp_cc_hold(cc);
+	n = l2tp_sess_failover_query(cc);
+	l2tp_cc_release(cc);
+	return n;
 }

@@ -142,8 +142,41 @@ struct l2tp_cc_cfg {
 	 * Random Vector); needs a secret.  Off by default.
 	 */
 	bool hide_avps;
+
+	/*
+	 * RFC 4951 failover: advertise the Failover Capability AVP (C and D
+	 * bits) in SCCRQ/SCCRP, asking the peer to wait recovery_time_ms more
+	 * for us once we go silent; a failover-capable peer that goes silent
+	 * is then kept (with its sessions) for the Recovery Time it asked
+	 * for.  Off by default.
+	 */
+	bool failover;
+	uint32_t recovery_time_ms;
+
+	/*
+	 * A recovery connection (RFC 4951): non-zero makes our SCCRQ carry the
+	 * Tunnel Recovery AVP for the old connection (our CCID, the peer's);
+	 * such a connection carries no session and no data plane, and reports
+	 * its progress through ops->recovery.
+	 */
+	uint32_t recover_ccid, recover_peer_ccid;
 };
 void l2tp_cc_cfg_init(struct l2tp_cc_cfg *cfg);
+
+/* The longest Recovery Time a peer gets (its AVP may ask for 49 days): 10 min */
+#define L2TP_RECOVERY_MAX_MS	600000u
+
+/* Progress of a recovery connection (ops->recovery). */
+enum l2tp_recovery_step {
+	/* the old connection's sequence numbers are agreed: l2tp_cc_resume() it */
+	L2TP_RECOVERY_RESET,
+	/*
+	 * the peer reset its side too (our SCCCN was acknowledged; the
+	 * responder gets this right after RESET): reconcile the old
+	 * connection's sessions (l2tp_cc_reconcile), close this one
+	 */
+	L2TP_RECOVERY_DONE,
+};
 
 /*
  * Callbacks into the daemon.  All are called from inside engine calls and
@@ -218,6 +251,9 @@ struct l2tp_cc_ops {
 
 	/* A WAN-Error-Notify arrived for s (counters are in the message). */
 	void (*sess_wen)(struct l2tp_cc *cc, struct l2tp_sess *s, const struct l2tp_msg *wen);
+
+	/* A recovery connection's progress (RFC 4951); NULL: not used. */
+	void (*recovery)(struct l2tp_cc *cc, enum l2tp_recovery_step step);
 
 	/*
 	 * Cryptographic randomness (nonces, cookies, tie breakers).  NULL uses
@@ -347,6 +383,56 @@ enum l2tp_tie {
 enum l2tp_tie l2tp_cc_tie_break(const struct l2tp_cc *ours_waiting,
 				const struct l2tp_msg *their_sccrq);
 const char *l2tp_tie_name(enum l2tp_tie t);
+
+/* ---- RFC 4951 failover ---- */
+
+/* Where a connection stands in a failover. */
+enum l2tp_failover_state {
+	L2TP_FO_NONE = 0,
+	L2TP_FO_AWAITING_PEER,	/* the peer went silent: kept for its Recovery Time */
+	L2TP_FO_RESYNC,		/* ours: sequence numbers lost, silent until resumed */
+};
+/* "none", "awaiting-peer", "resync" */
+const char *l2tp_failover_state_name(enum l2tp_failover_state s);
+enum l2tp_failover_state l2tp_cc_failover_state(const struct l2tp_cc *cc);
+/* Both ends advertised control channel failover (the C bit). */
+bool l2tp_cc_failover_ok(const struct l2tp_cc *cc);
+/* The peer's Failover Capability: flags (0: none) and Recovery Time. */
+uint16_t l2tp_cc_peer_failover(const struct l2tp_cc *cc, uint32_t *recovery_ms);
+
+/*
+ * A restored connection whose sequence numbers are lost (a crash): it
+ * sends nothing and drops what it receives until l2tp_cc_resume(); if
+ * that has not happened within `deadline`, it goes to closed silently
+ * (no StopCCN, no CDN: RFC 4951, a recovery that failed).
+ */
+void l2tp_cc_set_resync(struct l2tp_cc *cc, usl_time deadline);
+
+/*
+ * Makes a fresh responder a recovery connection for old (the daemon has
+ * matched the SCCRQ's Tunnel Recovery AVP to it): its SCCRP suggests
+ * random sequence numbers for the old connection.  Call before feeding it
+ * the SCCRQ.
+ */
+void l2tp_cc_set_recovery_of(struct l2tp_cc *cc, const struct l2tp_cc *old);
+/* The old connection's CCID of a recovery connection (ours), 0 for others. */
+uint32_t l2tp_cc_recovery_of(const struct l2tp_cc *cc);
+
+/*
+ * The control channel reset of RFC 4951: old takes the sequence numbers
+ * (and, with authentication, the nonces) agreed on the recovery connection
+ * rec, drops what it had queued, in flight or held, and resumes; sessions
+ * that were not established are cleared silently.  -1 (EINVAL) when rec is
+ * not an established recovery connection for old.
+ */
+int l2tp_cc_resume(struct l2tp_cc *old, const struct l2tp_cc *rec);
+
+/*
+ * Sends FSQs (Failover Session Query) for every established session of
+ * cc; the peer's FSR then clears silently those it no longer has.
+ * Returns the number of sessions queried.
+ */
+unsigned l2tp_cc_reconcile(struct l2tp_cc *cc);
 
 /* Finds a session by our (local) Session ID, or NULL. */
 struct l2tp_sess *l2tp_cc_find_session(const struct l2tp_cc *cc, uint32_t local_sid);

@@ -80,6 +80,14 @@ struct l2tp_cc {
 
 	struct l2tp_reason reason;
 
+	/* RFC 4951 */
+	uint16_t peer_fo_flags;		/* the peer's Failover Capability (0: none) */
+	uint32_t peer_recovery_ms;
+	enum l2tp_failover_state fo;
+	uint32_t recovery_of;		/* a recovery connection: the old one's CCID */
+	uint16_t scs_ns, scs_nr;	/* its Suggested Control Sequence (sent or received) */
+	bool recovery_reset;		/* ops->recovery(RESET) done */
+
 	/* l2tp_cc_input_refuse(): answer the SCCRQ with this StopCCN */
 	bool refuse;
 	uint16_t refuse_result, refuse_error;
@@ -161,6 +169,11 @@ void l2tp_sess_cc_down(struct l2tp_cc *cc, const struct l2tp_reason *why);
 /* l2tp_cc_free(): dp deletes and sess_freed now, memory later. */
 void l2tp_sess_cc_forget(struct l2tp_cc *cc);
 void l2tp_sess_reap(struct l2tp_cc *cc);
+/* RFC 4951: clear what was not established (Step I); query (FSQ) and answer. */
+void l2tp_sess_failover_reset(struct l2tp_cc *cc);
+unsigned l2tp_sess_failover_query(struct l2tp_cc *cc);
+enum l2tp_drop l2tp_sess_on_fsq(struct l2tp_cc *cc, const struct l2tp_msg *m);
+enum l2tp_drop l2tp_sess_on_fsr(struct l2tp_cc *cc, const struct l2tp_msg *m);
 /* Restart handover (cc.h): one session's state, and a session made again from it. */
 void l2tp_sess_save(const struct l2tp_sess *s, struct usl_pack *w);
 struct l2tp_sess *l2tp_sess_restore(struct l2tp_cc *cc, struct usl_unpack *r);

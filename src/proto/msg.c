@@ -81,10 +81,18 @@ static enum l2tp_drop dec_result(struct l2tp_msg *m, const uint8_t *v, uint16_t 
 static enum l2tp_drop dec_pw_caps(struct l2tp_msg *m, const uint8_t *v, uint16_t len);
 static enum l2tp_drop dec_cookie(struct l2tp_msg *m, const uint8_t *v, uint16_t len);
 static enum l2tp_drop dec_circuit_errors(struct l2tp_msg *m, const uint8_t *v, uint16_t len);
+static enum l2tp_drop dec_failover_cap(struct l2tp_msg *m, const uint8_t *v, uint16_t len);
+static enum l2tp_drop dec_recovery(struct l2tp_msg *m, const uint8_t *v, uint16_t len);
+static enum l2tp_drop dec_scs(struct l2tp_msg *m, const uint8_t *v, uint16_t len);
+static enum l2tp_drop dec_fss(struct l2tp_msg *m, const uint8_t *v, uint16_t len);
 static int enc_result(const struct l2tp_msg *m, struct usl_wbuf *w);
 static int enc_pw_caps(const struct l2tp_msg *m, struct usl_wbuf *w);
 static int enc_cookie(const struct l2tp_msg *m, struct usl_wbuf *w);
 static int enc_circuit_errors(const struct l2tp_msg *m, struct usl_wbuf *w);
+static int enc_failover_cap(const struct l2tp_msg *m, struct usl_wbuf *w);
+static int enc_recovery(const struct l2tp_msg *m, struct usl_wbuf *w);
+static int enc_scs(const struct l2tp_msg *m, struct usl_wbuf *w);
+static int enc_fss(const struct l2tp_msg *m, struct usl_wbuf *w);
 
 #define CUSTOM(name)	{ .kind = V_CUSTOM, .dec = dec_##name, .enc = enc_##name }
 #define GEN(k, f)	{ .kind = k, .off = OFF(f) }
@@ -119,6 +127,10 @@ static const struct avp_codec codecs[L2TP_AVP_MAX_KNOWN + 1] = {
 	[L2TP_AVP_CTRL_MSG_AUTH_NONCE]	= GEN(V_BYTES, nonce),
 	[L2TP_AVP_TX_CONNECT_SPEED_BPS]	= GEN(V_U64, tx_speed),
 	[L2TP_AVP_RX_CONNECT_SPEED_BPS]	= GEN(V_U64, rx_speed),
+	[L2TP_AVP_FAILOVER_CAP]		= CUSTOM(failover_cap),
+	[L2TP_AVP_TUNNEL_RECOVERY]	= CUSTOM(recovery),
+	[L2TP_AVP_SUGGESTED_CTRL_SEQ]	= CUSTOM(scs),
+	[L2TP_AVP_FAILOVER_SESSION]	= CUSTOM(fss),
 };
 
 #define LO(t)	L2TP_AVP_BIT(t)
@@ -156,6 +168,8 @@ static const struct required required[L2TP_MSG_TYPE_MAX + 1] = {
 	[L2TP_MSG_CDN]		= { SIDS_LO | LO(L2TP_AVP_RESULT_CODE), SIDS_HI },
 	[L2TP_MSG_WEN]		= { SIDS_LO | LO(L2TP_AVP_CIRCUIT_ERRORS), SIDS_HI },
 	[L2TP_MSG_SLI]		= { SIDS_LO, SIDS_HI },
+	[L2TP_MSG_FSQ]		= { 0, HI(L2TP_AVP_FAILOVER_SESSION) },
+	[L2TP_MSG_FSR]		= { 0, HI(L2TP_AVP_FAILOVER_SESSION) },
 };
 
 static const char *const msg_names[L2TP_MSG_TYPE_MAX + 1] = {
@@ -175,6 +189,8 @@ static const char *const msg_names[L2TP_MSG_TYPE_MAX + 1] = {
 	[L2TP_MSG_WEN]		= "WEN",
 	[L2TP_MSG_SLI]		= "SLI",
 	[L2TP_MSG_ACK]		= "ACK",
+	[L2TP_MSG_FSQ]		= "FSQ",
+	[L2TP_MSG_FSR]		= "FSR",
 };
 
 /* Message types RFC 3931 defines (the ZLB has no Message Type AVP at all). */
@@ -298,6 +314,93 @@ static int enc_circuit_errors(const struct l2tp_msg *m, struct usl_wbuf *w)
 	usl_wbuf_u32(w, m->buffer_overruns);
 	usl_wbuf_u32(w, m->timeout_errors);
 	usl_wbuf_u32(w, m->alignment_errors);
+	return 0;
+}
+
+/*
+ * Failover Capability (RFC 4951): 14 reserved bits, D, C, then the Recovery
+ * Time.  Reserved bits are ignored; "neither C nor D" is the sender's error,
+ * read as "not capable".
+ */
+static enum l2tp_drop dec_failover_cap(struct l2tp_msg *m, const uint8_t *v, uint16_t len)
+{
+	(void)len;
+	m->failover_flags = usl_get_be16(v) & (L2TP_FAILOVER_C | L2TP_FAILOVER_D);
+	m->recovery_time_ms = usl_get_be32(v + 2);
+	return L2TP_DROP_NONE;
+}
+
+static int enc_failover_cap(const struct l2tp_msg *m, struct usl_wbuf *w)
+{
+	usl_wbuf_u16(w, m->failover_flags);
+	usl_wbuf_u32(w, m->recovery_time_ms);
+	return 0;
+}
+
+/* Tunnel Recovery: reserved, Recover Tunnel ID, Recover Remote Tunnel ID. */
+static enum l2tp_drop dec_recovery(struct l2tp_msg *m, const uint8_t *v, uint16_t len)
+{
+	(void)len;
+	m->recover_ccid = usl_get_be32(v + 2);
+	m->recover_peer_ccid = usl_get_be32(v + 6);
+	if (m->recover_ccid == 0 || m->recover_peer_ccid == 0)
+		return L2TP_DROP_BAD_AVP_VALUE;
+	return L2TP_DROP_NONE;
+}
+
+static int enc_recovery(const struct l2tp_msg *m, struct usl_wbuf *w)
+{
+	usl_wbuf_u16(w, 0);
+	usl_wbuf_u32(w, m->recover_ccid);
+	usl_wbuf_u32(w, m->recover_peer_ccid);
+	return 0;
+}
+
+/* Suggested Control Sequence: reserved, Ns, Nr; or reserved and two 32-bit words. */
+static enum l2tp_drop dec_scs(struct l2tp_msg *m, const uint8_t *v, uint16_t len)
+{
+	if (len == 6) {
+		m->suggested_ns = usl_get_be16(v + 2);
+		m->suggested_nr = usl_get_be16(v + 4);
+	} else if (len == 10) {
+		m->suggested_ns = (uint16_t)usl_get_be32(v + 2);
+		m->suggested_nr = (uint16_t)usl_get_be32(v + 6);
+	} else {
+		return L2TP_DROP_BAD_AVP_LENGTH;
+	}
+	return L2TP_DROP_NONE;
+}
+
+static int enc_scs(const struct l2tp_msg *m, struct usl_wbuf *w)
+{
+	usl_wbuf_u16(w, 0);
+	usl_wbuf_u16(w, m->suggested_ns);
+	usl_wbuf_u16(w, m->suggested_nr);
+	return 0;
+}
+
+/* Failover Session State: one per session; beyond L2TP_MAX_FSS they are ignored. */
+static enum l2tp_drop dec_fss(struct l2tp_msg *m, const uint8_t *v, uint16_t len)
+{
+	(void)len;
+	if (m->n_fss >= L2TP_MAX_FSS) {
+		m->n_skipped++;
+		return L2TP_DROP_NONE;
+	}
+	m->fss[m->n_fss].sid = usl_get_be32(v + 2);
+	m->fss[m->n_fss].remote_sid = usl_get_be32(v + 6);
+	m->n_fss++;
+	return L2TP_DROP_NONE;
+}
+
+/* Only the first: put_avps() writes the others (one AVP per session). */
+static int enc_fss(const struct l2tp_msg *m, struct usl_wbuf *w)
+{
+	if (m->n_fss == 0 || m->n_fss > L2TP_MAX_FSS)
+		return -1;
+	usl_wbuf_u16(w, 0);
+	usl_wbuf_u32(w, m->fss[0].sid);
+	usl_wbuf_u32(w, m->fss[0].remote_sid);
 	return 0;
 }
 
@@ -806,6 +909,22 @@ static int put_avp(struct enc *e, uint16_t type)
 	return usl_wbuf_put(&e->w, val, vw.len);
 }
 
+/* The Failover Session State AVPs after the first, which put_avp() wrote. */
+static int put_more_fss(struct enc *e)
+{
+	const struct l2tp_msg *m = e->m;
+
+	if (bit_test(e->hide, L2TP_AVP_FAILOVER_SESSION))
+		return -1;	/* one shared value would not do: never hidden */
+	for (unsigned i = 1; i < m->n_fss; i++) {
+		put_avp_hdr(&e->w, L2TP_AVP_F_M, 10, L2TP_AVP_FAILOVER_SESSION);
+		usl_wbuf_u16(&e->w, 0);
+		usl_wbuf_u32(&e->w, m->fss[i].sid);
+		usl_wbuf_u32(&e->w, m->fss[i].remote_sid);
+	}
+	return 0;
+}
+
 static int put_digests(struct enc *e)
 {
 	const struct l2tp_msg *m = e->m;
@@ -839,7 +958,9 @@ static int put_avps(struct enc *e)
 	if (bit_test(e->hide, L2TP_AVP_MESSAGE_TYPE) ||
 	    (m->n_digests && bit_test(e->hide, L2TP_AVP_MESSAGE_DIGEST)))
 		return -1;
-	put_avp_hdr(&e->w, L2TP_AVP_F_M, 2, L2TP_AVP_MESSAGE_TYPE);
+	/* RFC 4951: M=0 on FSQ and FSR, which a peer without failover ignores */
+	put_avp_hdr(&e->w, m->type == L2TP_MSG_FSQ || m->type == L2TP_MSG_FSR ? 0 : L2TP_AVP_F_M,
+		    2, L2TP_AVP_MESSAGE_TYPE);
 	usl_wbuf_u16(&e->w, m->type);
 	if (put_digests(e) < 0)
 		return -1;
@@ -854,6 +975,8 @@ static int put_avps(struct enc *e)
 		if (rule == NULL || (rule->flags & (L2TP_AVPR_IGNORE | L2TP_AVPR_RECV_ONLY)))
 			continue;
 		if (put_avp(e, (uint16_t)t) < 0)
+			return -1;
+		if (t == L2TP_AVP_FAILOVER_SESSION && put_more_fss(e) < 0)
 			return -1;
 	}
 	return 0;

@@ -44,7 +44,11 @@ enum l2tp_msg_type {
 	L2TP_MSG_WEN	= 15,
 	L2TP_MSG_SLI	= 16,
 	L2TP_MSG_ACK	= 20,
-	L2TP_MSG_TYPE_MAX = 20,
+	L2TP_MSG_FSQ	= 21,	/* RFC 4951 Failover Session Query */
+	L2TP_MSG_FSR	= 22,	/* RFC 4951 Failover Session Response */
+	L2TP_MSG_TYPE_MAX = 22,
+	/* the RFC 3931 types: the per-type counters a restart's state carries */
+	L2TP_MSG_TYPE_SAVED = 20,
 };
 
 /* StopCCN result codes (RFC 3931 5.4.2). */
@@ -140,6 +144,17 @@ const char *l2tp_cdn_result_name(uint16_t code);
 const char *l2tp_error_code_name(uint16_t code);
 
 #define L2TP_MAX_PW_CAPS	16
+/* Failover Session State AVPs per FSQ/FSR: 16 octets each, in a 4,096-octet message */
+#define L2TP_MAX_FSS		200
+
+/* Failover Capability flags (RFC 4951) */
+#define L2TP_FAILOVER_C		0x0001	/* control channel failover */
+#define L2TP_FAILOVER_D		0x0002	/* data channel (sequence number) reset */
+
+/* One Failover Session State AVP: the sender's Session ID, then the recipient's. */
+struct l2tp_fss {
+	uint32_t sid, remote_sid;
+};
 #define L2TP_NONCE_MAX		64
 #define L2TP_DIGEST_MAX		20	/* SHA-1 */
 
@@ -215,6 +230,15 @@ struct l2tp_msg {
 	uint16_t circuit_errors_reserved;	/* 34 (WEN): kept raw */
 	uint32_t crc_errors, framing_errors, hw_overruns, buffer_overruns,
 		 timeout_errors, alignment_errors;
+
+	/* failover (RFC 4951) */
+	uint16_t failover_flags;		/* 76: L2TP_FAILOVER_C, _D */
+	uint32_t recovery_time_ms;		/* 76 */
+	uint32_t recover_ccid;			/* 77: the sender's CCID of the old connection */
+	uint32_t recover_peer_ccid;		/* 77: the recipient's */
+	uint16_t suggested_ns, suggested_nr;	/* 78 */
+	struct l2tp_fss fss[L2TP_MAX_FSS];	/* 79, in order; more are ignored */
+	uint16_t n_fss;
 
 	/*
 	 * Set when an unrecognised IETF or vendor AVP had M=1: the caller must

@@ -620,6 +620,26 @@ void l2tp_rd_quiesce(struct l2tp_rd *rd)
 	usl_timer_cancel(&rd->rtx_timer);
 }
 
+void l2tp_rd_reset_seq(struct l2tp_rd *rd, uint16_t snd_nxt, uint16_t rcv_nxt)
+{
+	l2tp_rd_quiesce(rd);
+	if (rd->held != NULL)
+		for (unsigned i = 0; i < rd->cfg.rx_window; i++) {
+			free(rd->held[i]);
+			rd->held[i] = NULL;
+		}
+	rd->n_held = 0;
+	rd->held_head = 0;
+	rd->snd_una = rd->snd_nxt = snd_nxt;
+	rd->rcv_nxt = rcv_nxt;
+	rd->ack_pending = false;
+	usl_timer_cancel(&rd->ack_timer);
+	rd->dead = false;
+	rd->cwnd = 1;
+	rd->cwnd_acks = 0;
+	rd->rto = rd->cfg.rtx_initial;
+}
+
 /* ---- restart handover ---------------------------------------------------- */
 
 static void rd_save_list(const struct usl_list *h, uint16_t n, struct usl_pack *w)

@@ -156,6 +156,12 @@ void l2tp_rd_drop_pending(struct l2tp_rd *rd);
  * StopCCN) while still acknowledging what arrives.
  */
 void l2tp_rd_quiesce(struct l2tp_rd *rd);
+/*
+ * A control channel reset (RFC 4951): everything queued, in flight or held
+ * is thrown away, the next message sent gets snd_nxt and the next one
+ * expected is rcv_nxt; the congestion window starts again.
+ */
+void l2tp_rd_reset_seq(struct l2tp_rd *rd, uint16_t snd_nxt, uint16_t rcv_nxt);
 /* Sends an acknowledgement now (duplicates, StopCCN received). */
 void l2tp_rd_ack_now(struct l2tp_rd *rd);
 /* Sends once more, now, what is in flight (each with the current Nr). */

@@ -1091,6 +1091,104 @@ void l2tp_sess_cc_forget(struct l2tp_cc *cc)
 }
 
 /* ------------------------------------------------------------------ */
+/* failover (RFC 4951): reconciling sessions after a control channel reset */
+
+/* Step I: what was being set up is cleared on both sides, without CDN. */
+void l2tp_sess_failover_reset(struct l2tp_cc *cc)
+{
+	struct l2tp_sess **v;
+	size_t i, n;
+
+	v = sess_snapshot(cc, &n);
+	for (i = 0; i < n && !cc->freed; i++)
+		if (v[i]->state != L2TP_SESS_ESTABLISHED && v[i]->state != L2TP_SESS_CLOSED)
+			sess_closef(v[i], false, "failover", L2TP_CDN_GENERAL_ERROR,
+				    L2TP_ERR_NONE, "not established when the control "
+				    "connection failed over");
+	free(v);
+}
+
+static int sess_send_fss(struct l2tp_cc *cc, uint16_t type, const struct l2tp_fss *fss,
+			 unsigned n)
+{
+	struct l2tp_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = type;
+	l2tp_msg_set(&m, L2TP_AVP_MESSAGE_TYPE);
+	memcpy(m.fss, fss, n * sizeof(*fss));
+	m.n_fss = (uint16_t)n;
+	l2tp_msg_set(&m, L2TP_AVP_FAILOVER_SESSION);
+	return l2tp_cc_send_msg(cc, &m);
+}
+
+/* Steps II and III: an FSQ for each established session (L2TP_MAX_FSS a message). */
+unsigned l2tp_sess_failover_query(struct l2tp_cc *cc)
+{
+	struct l2tp_fss fss[L2TP_MAX_FSS];
+	struct usl_list *pos;
+	unsigned n = 0, total = 0;
+
+	usl_list_foreach(pos, &cc->sessions) {
+		struct l2tp_sess *s = usl_list_entry(pos, struct l2tp_sess, link);
+
+		if (s->state != L2TP_SESS_ESTABLISHED)
+			continue;
+		fss[n].sid = s->local_sid;
+		fss[n].remote_sid = s->peer_sid;
+		total++;
+		if (++n == L2TP_MAX_FSS) {
+			sess_send_fss(cc, L2TP_MSG_FSQ, fss, n);
+			n = 0;
+		}
+	}
+	if (n > 0)
+		sess_send_fss(cc, L2TP_MSG_FSQ, fss, n);
+	return total;
+}
+
+/*
+ * An FSQ: every Failover Session State gets one back.  Ours when the
+ * session it names (by our ID) is established and paired with the
+ * sender's ID; else Session ID 0, "clear it".  A session of ours paired
+ * with another ID of the peer's is not cleared here: the FSQ we send after
+ * our reset (l2tp_sess_failover_query) settles it.
+ */
+enum l2tp_drop l2tp_sess_on_fsq(struct l2tp_cc *cc, const struct l2tp_msg *m)
+{
+	struct l2tp_fss out[L2TP_MAX_FSS];
+
+	for (unsigned i = 0; i < m->n_fss; i++) {
+		const struct l2tp_sess *s = l2tp_cc_find_session(cc, m->fss[i].remote_sid);
+		bool ours = s != NULL && s->state == L2TP_SESS_ESTABLISHED &&
+			    s->peer_sid == m->fss[i].sid;
+
+		out[i].sid = ours ? s->local_sid : 0;
+		out[i].remote_sid = m->fss[i].sid;
+	}
+	if (m->n_fss > 0)
+		sess_send_fss(cc, L2TP_MSG_FSR, out, m->n_fss);
+	return L2TP_DROP_NONE;
+}
+
+/* An FSR: a session the peer answers with Session ID 0 is cleared, silently. */
+enum l2tp_drop l2tp_sess_on_fsr(struct l2tp_cc *cc, const struct l2tp_msg *m)
+{
+	for (unsigned i = 0; i < m->n_fss && !cc->freed; i++) {
+		struct l2tp_sess *s = l2tp_cc_find_session(cc, m->fss[i].remote_sid);
+
+		if (s == NULL || s->state == L2TP_SESS_CLOSED)
+			continue;
+		if (m->fss[i].sid != 0 && m->fss[i].sid == s->peer_sid)
+			continue;	/* recovered */
+		sess_closef(s, false, "failover", L2TP_CDN_GENERAL_ERROR, L2TP_ERR_BAD_SESSION_ID,
+			    m->fss[i].sid == 0 ? "the peer no longer has it (failover)"
+					       : "the peer pairs it with another session (failover)");
+	}
+	return L2TP_DROP_NONE;
+}
+
+/* ------------------------------------------------------------------ */
 /* local requests */
 
 struct l2tp_sess *l2tp_sess_open(struct l2tp_cc *cc, const struct l2tp_sess_cfg *cfg,

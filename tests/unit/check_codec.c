@@ -361,7 +361,11 @@ START_TEST(test_names)
 	ck_assert_str_eq(l2tp_avp_name(L2TP_AVP_ASSIGNED_CCID), "Assigned Control Connection ID");
 	ck_assert_ptr_null(l2tp_avp_name(20));
 	ck_assert_ptr_null(l2tp_avp_name(67));
-	ck_assert_ptr_null(l2tp_avp_name(76));
+	ck_assert_ptr_null(l2tp_avp_name(80));
+	ck_assert_str_eq(l2tp_avp_name(76), "Failover Capability");
+	ck_assert_str_eq(l2tp_avp_name(79), "Failover Session State");
+	ck_assert_str_eq(l2tp_msg_type_name(21), "FSQ");
+	ck_assert_str_eq(l2tp_msg_type_name(22), "FSR");
 	ck_assert_ptr_null(l2tp_avp_name(0xffff));
 
 	ck_assert_str_eq(l2tp_pw_type_name(L2TP_PW_ETH), "Ethernet");
@@ -494,6 +498,133 @@ START_TEST(test_walk_and_missing)
 }
 END_TEST
 
+/* Offset of the first AVP of type t in an encoded message, or 0. */
+static size_t find_avp(const uint8_t *p, size_t len, uint16_t t)
+{
+	for (size_t off = L2TP_CTRL_HDR_LEN; off + L2TP_AVP_HDR_LEN <= len;
+	     off += usl_get_be16(p + off) & L2TP_AVP_LEN_MASK)
+		if (usl_get_be16(p + off + 4) == t)
+			return off;
+	return 0;
+}
+
+/* RFC 4951: the four AVPs' layouts and M bits, FSQ/FSR, and what we accept. */
+START_TEST(test_failover_avps)
+{
+	size_t off;
+	int len;
+
+	/* SCCRQ of a recovery connection, and a Failover Capability */
+	sample_build(0, &m);
+	m.failover_flags = L2TP_FAILOVER_C | L2TP_FAILOVER_D;
+	m.recovery_time_ms = 30000;
+	l2tp_msg_set(&m, L2TP_AVP_FAILOVER_CAP);
+	m.recover_ccid = 0x11223344;
+	m.recover_peer_ccid = 0x55667788;
+	l2tp_msg_set(&m, L2TP_AVP_TUNNEL_RECOVERY);
+	len = encode(&m, buf, false);
+	ck_assert_int_gt(len, 0);
+	off = find_avp(buf, (size_t)len, L2TP_AVP_FAILOVER_CAP);
+	ck_assert_uint_ne(off, 0);
+	ck_assert_uint_eq(usl_get_be16(buf + off), 12);			/* M=0, length 12 */
+	ck_assert_uint_eq(usl_get_be16(buf + off + 6), 0x0003);		/* D, C */
+	ck_assert_uint_eq(usl_get_be32(buf + off + 8), 30000);
+	off = find_avp(buf, (size_t)len, L2TP_AVP_TUNNEL_RECOVERY);
+	ck_assert_uint_ne(off, 0);
+	ck_assert_uint_eq(usl_get_be16(buf + off), L2TP_AVP_F_M | 16);
+	ck_assert_uint_eq(usl_get_be16(buf + off + 6), 0);
+	ck_assert_uint_eq(usl_get_be32(buf + off + 8), 0x11223344);
+	ck_assert_uint_eq(usl_get_be32(buf + off + 12), 0x55667788);
+	ck_assert_int_eq(l2tp_msg_decode(&d, buf, (size_t)len, false, NULL), L2TP_DROP_NONE);
+	ck_assert_uint_eq(d.failover_flags, 3);
+	ck_assert_uint_eq(d.recovery_time_ms, 30000);
+	ck_assert_uint_eq(d.recover_ccid, 0x11223344);
+	ck_assert_uint_eq(d.recover_peer_ccid, 0x55667788);
+
+	/* a zero ID in Tunnel Recovery (M=1) makes the message malformed */
+	usl_put_be32(buf + off + 8, 0);
+	ck_assert_int_eq(l2tp_msg_decode(&d, buf, (size_t)len, false, NULL),
+			 L2TP_DROP_BAD_AVP_VALUE);
+
+	/* Suggested Control Sequence: 16-bit Ns and Nr; OpenRPD's 32-bit form read too */
+	sample_build(1, &m);
+	m.suggested_ns = 0xbeef;
+	m.suggested_nr = 0x1234;
+	l2tp_msg_set(&m, L2TP_AVP_SUGGESTED_CTRL_SEQ);
+	len = encode(&m, buf, false);
+	off = find_avp(buf, (size_t)len, L2TP_AVP_SUGGESTED_CTRL_SEQ);
+	ck_assert_uint_ne(off, 0);
+	ck_assert_uint_eq(usl_get_be16(buf + off), 12);
+	ck_assert_uint_eq(usl_get_be16(buf + off + 8), 0xbeef);
+	ck_assert_uint_eq(usl_get_be16(buf + off + 10), 0x1234);
+	ck_assert_int_eq(l2tp_msg_decode(&d, buf, (size_t)len, false, NULL), L2TP_DROP_NONE);
+	ck_assert_uint_eq(d.suggested_ns, 0xbeef);
+	ck_assert_uint_eq(d.suggested_nr, 0x1234);
+	/* FSQ: Message Type with M=0, one Failover Session State per session, in order */
+	memset(&m, 0, sizeof(m));
+	m.type = L2TP_MSG_FSQ;
+	l2tp_msg_set(&m, L2TP_AVP_MESSAGE_TYPE);
+	m.ccid = 7;
+	for (unsigned i = 0; i < 3; i++) {
+		m.fss[i].sid = 100 + i;
+		m.fss[i].remote_sid = 200 + i;
+	}
+	m.n_fss = 3;
+	l2tp_msg_set(&m, L2TP_AVP_FAILOVER_SESSION);
+	len = encode(&m, buf, false);
+	ck_assert_int_eq(len, L2TP_CTRL_HDR_LEN + 8 + 3 * 16);
+	ck_assert_uint_eq(usl_get_be16(buf + L2TP_CTRL_HDR_LEN), 8);	/* M=0 */
+	off = find_avp(buf, (size_t)len, L2TP_AVP_FAILOVER_SESSION);
+	ck_assert_uint_eq(usl_get_be16(buf + off), L2TP_AVP_F_M | 16);
+	ck_assert_uint_eq(usl_get_be32(buf + off + 8), 100);
+	ck_assert_uint_eq(usl_get_be32(buf + off + 12), 200);
+	ck_assert_int_eq(l2tp_msg_decode(&d, buf, (size_t)len, false, NULL), L2TP_DROP_NONE);
+	ck_assert_uint_eq(d.type, L2TP_MSG_FSQ);
+	ck_assert(!d.type_m);
+	ck_assert_uint_eq(d.n_fss, 3);
+	for (unsigned i = 0; i < 3; i++) {
+		ck_assert_uint_eq(d.fss[i].sid, 100 + i);
+		ck_assert_uint_eq(d.fss[i].remote_sid, 200 + i);
+	}
+	/* an FSR without any Failover Session State is incomplete */
+	m.type = L2TP_MSG_FSR;
+	m.n_fss = 0;
+	m.present2 = 0;
+	ck_assert_int_lt(encode(&m, buf, false), 0);
+}
+END_TEST
+
+/* OpenRPD writes Suggested Ns and Nr as 32-bit words: read as their low 16 bits. */
+START_TEST(test_failover_wide_scs)
+{
+	uint8_t msg[96];
+	size_t n = 0;
+
+	memset(msg, 0, sizeof(msg));
+	usl_put_be16(msg, L2TP_HDR_T | L2TP_HDR_L | L2TP_HDR_S | 3);
+	usl_put_be32(msg + 4, 9);
+	n = L2TP_CTRL_HDR_LEN;
+	/* Message Type SCCRP, the four required AVPs, then a 10-octet SCS */
+	usl_put_be16(msg + n, L2TP_AVP_F_M | 8); usl_put_be16(msg + n + 4, 0);
+	usl_put_be16(msg + n + 6, L2TP_MSG_SCCRP); n += 8;
+	usl_put_be16(msg + n, L2TP_AVP_F_M | 7); usl_put_be16(msg + n + 4, L2TP_AVP_HOST_NAME);
+	msg[n + 6] = 'x'; n += 7;
+	usl_put_be16(msg + n, L2TP_AVP_F_M | 10); usl_put_be16(msg + n + 4, L2TP_AVP_ROUTER_ID);
+	usl_put_be32(msg + n + 6, 1); n += 10;
+	usl_put_be16(msg + n, L2TP_AVP_F_M | 10); usl_put_be16(msg + n + 4, L2TP_AVP_ASSIGNED_CCID);
+	usl_put_be32(msg + n + 6, 5); n += 10;
+	usl_put_be16(msg + n, L2TP_AVP_F_M | 8); usl_put_be16(msg + n + 4, L2TP_AVP_PW_CAP_LIST);
+	usl_put_be16(msg + n + 6, L2TP_PW_ETH); n += 8;
+	usl_put_be16(msg + n, 16); usl_put_be16(msg + n + 4, L2TP_AVP_SUGGESTED_CTRL_SEQ);
+	usl_put_be32(msg + n + 8, 0x00010007); usl_put_be32(msg + n + 12, 9); n += 16;
+	usl_put_be16(msg + 2, (uint16_t)n);
+	ck_assert_int_eq(l2tp_msg_decode(&d, msg, n, false, NULL), L2TP_DROP_NONE);
+	ck_assert(l2tp_msg_has(&d, L2TP_AVP_SUGGESTED_CTRL_SEQ));
+	ck_assert_uint_eq(d.suggested_ns, 7);
+	ck_assert_uint_eq(d.suggested_nr, 9);
+}
+END_TEST
+
 static Suite *codec_suite(void)
 {
 	Suite *s = suite_create("codec");
@@ -519,6 +650,11 @@ static Suite *codec_suite(void)
 	tcase_add_test(tc, test_names);
 	tcase_add_test(tc, test_rules_table);
 	tcase_add_test(tc, test_walk_and_missing);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("failover");
+	tcase_add_test(tc, test_failover_avps);
+	tcase_add_test(tc, test_failover_wide_scs);
 	suite_add_tcase(s, tc);
 	return s;
 }
