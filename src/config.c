@@ -610,6 +610,7 @@ static void tunnel_profile_defaults(struct tunnel_profile *tp)
 	tp->delayed_ack_ms = 100;
 	tp->rx_window = 16;
 	tp->digest = CFG_DIGEST_NONE;
+	tp->recovery_time_ms = 30000;
 }
 
 static void session_profile_defaults(struct session_profile *sp)
@@ -2094,6 +2095,8 @@ static const struct opt tunnel_profile_opts[] = {
 	O_UINT(T, "ttl", ttl, 1, 255, "(the system's)"),
 	O_ENUM(T, "df", df, df_names),
 	O_STR(T, "bind_device", bind_device, check_ifname),
+	O_BOOL(T, "failover", failover),
+	O_TIME(T, "recovery_time", recovery_time_ms, 1000, 600000, NULL),
 	O_STR(T, "description", description, check_description),
 	O_END
 };
@@ -2270,7 +2273,7 @@ const char *const config_known_settings[] = {
 	"tunnel_profiles.secret", "tunnel_profiles.secret_file", "tunnel_profiles.hide_avps",
 	"tunnel_profiles.send_ack_msg", "tunnel_profiles.max_sessions",
 	"tunnel_profiles.dscp", "tunnel_profiles.ttl", "tunnel_profiles.df",
-	"tunnel_profiles.bind_device",
+	"tunnel_profiles.bind_device", "tunnel_profiles.failover", "tunnel_profiles.recovery_time",
 	"tunnel_profiles.description",
 
 	"session_profiles.name", "session_profiles.pw_type", "session_profiles.cookie_len",

@@ -69,6 +69,9 @@ struct tunnel_profile {
 	uint8_t ttl;				/* TTL / hop limit; 0 (default): the system's */
 	uint16_t df;				/* enum cfg_df: "system" (default) | "on" | ... */
 	char bind_device[CFG_NAME_MAX];		/* SO_BINDTODEVICE: a VRF or a device; "": none */
+	/* RFC 4951: advertise failover, ask the peer to keep us recovery_time_ms more */
+	bool failover;				/* default false */
+	uint32_t recovery_time_ms;		/* default 30000 */
 };
 
 /* An IPv6 link-local address on a session's interface (doc/kernel-dataplane.md). */

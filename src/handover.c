@@ -113,7 +113,7 @@ static void save_counters(struct usl_pack *w)
 {
 	const struct l2tpd_stats *s = &l2tpd.stats;
 
-	for (unsigned i = 0; i <= L2TP_MSG_TYPE_MAX; i++) {
+	for (unsigned i = 0; i <= L2TP_MSG_TYPE_SAVED; i++) {
 		usl_pack_u64(w, s->rx_msgs[i]);
 		usl_pack_u64(w, s->tx_msgs[i]);
 	}
@@ -133,7 +133,7 @@ static void restore_counters(struct usl_unpack *r)
 {
 	struct l2tpd_stats *s = &l2tpd.stats;
 
-	for (unsigned i = 0; i <= L2TP_MSG_TYPE_MAX; i++) {
+	for (unsigned i = 0; i <= L2TP_MSG_TYPE_SAVED; i++) {
 		s->rx_msgs[i] = usl_unpack_u64(r);
 		s->tx_msgs[i] = usl_unpack_u64(r);
 	}

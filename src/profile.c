@@ -38,6 +38,8 @@ const char *tunnel_profile_restart_field(const struct tunnel_profile *a,
 		return "hide_avps";
 	if (strcmp(a->bind_device, b->bind_device) != 0)
 		return "bind_device";	/* the socket's bind and route: a new connection */
+	if (a->failover != b->failover || a->recovery_time_ms != b->recovery_time_ms)
+		return "failover";	/* advertised in our SCCRQ/SCCRP (RFC 4951) */
 	return NULL;
 }
 
@@ -94,7 +96,8 @@ bool tunnel_profile_eq(const struct tunnel_profile *a, const struct tunnel_profi
 	       !strcmp(a->secret, b->secret) && a->hide_avps == b->hide_avps &&
 	       a->send_ack_msg == b->send_ack_msg && a->max_sessions == b->max_sessions &&
 	       a->dscp == b->dscp && a->ttl == b->ttl && a->df == b->df &&
-	       !strcmp(a->bind_device, b->bind_device);
+	       !strcmp(a->bind_device, b->bind_device) && a->failover == b->failover &&
+	       a->recovery_time_ms == b->recovery_time_ms;
 }
 
 bool session_profile_eq(const struct session_profile *a, const struct session_profile *b)

@@ -672,6 +672,8 @@ static void cc_cfg_from_profile(struct l2tp_cc_cfg *cfg, const struct tunnel_pro
 	cfg->secret = (const uint8_t *)secret;	/* the engine keeps its own copy */
 	cfg->secret_len = strlen(secret);
 	cfg->hide_avps = prof->hide_avps;
+	cfg->failover = prof->failover;
+	cfg->recovery_time_ms = prof->recovery_time_ms;
 	/* 5.4.3: simultaneous opens to one peer then resolve on both sides */
 	cfg->send_tie_breaker = true;
 }
