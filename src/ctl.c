@@ -955,6 +955,8 @@ static void h_stats(struct ctl_conn *c, int64_t id, json_object *args)
 	json_add_int(g, "ctl_accept_emfile", (int64_t)l2tpd.ctl.accept_emfile);
 	json_add_int(g, "ctl_clients_evicted_idle", (int64_t)l2tpd.ctl.evicted_idle);
 	json_add_int(g, "refusals_sent", (int64_t)l2tpd.stats.refusals_sent);
+	json_add_int(g, "failover_recovered", (int64_t)l2tpd.stats.failover_recovered);
+	json_add_int(g, "failover_refused", (int64_t)l2tpd.stats.failover_refused);
 	json_add_int(g, "refusals_suppressed", (int64_t)l2tpd.stats.refusals_suppressed);
 	json_add_int(g, "half_open_evicted", (int64_t)l2tpd.stats.half_open_evicted);
 	json_add_int(g, "hold_sockets_closed", (int64_t)l2tpd.stats.hold_sockets_closed);

@@ -59,7 +59,8 @@
 #include "usl/pack.h"
 
 #define HANDOVER_MAGIC		"l2tpv3d\x01"
-#define HANDOVER_VERSION	1
+#define HANDOVER_VERSION	2	/* 2: the peer's Failover Capability (RFC 4951) */
+#define HANDOVER_VERSION_MIN	1
 #define HANDOVER_HDR_LEN	24
 #define HANDOVER_ENV		"L2TPV3D_HANDOVER"
 #define FDNAME_STATE		"l2tpv3d-state"
@@ -84,6 +85,7 @@ static struct {
 	char why[256];			/* a fallback's reason */
 	const char *via;		/* "exec", "systemd" */
 	uint64_t generation;		/* restarts since the last fresh start */
+	uint32_t version;		/* of the state handed over */
 	unsigned tunnels, sessions, dropped;
 	uint64_t fallbacks;
 	/* the last restart's times (ms): settling, saved to adopted, request to adopted */
@@ -647,11 +649,12 @@ static const char *check_container(const uint8_t *p, size_t len, uint32_t *n_fds
 	version = usl_unpack_u32(&r);
 	*n_fds = usl_unpack_u32(&r);
 	blen = usl_unpack_u64(&r);
-	if (version != HANDOVER_VERSION) {
-		snprintf(ho.why, sizeof(ho.why), "state format version %u, this binary reads %u",
-			 version, HANDOVER_VERSION);
+	if (version < HANDOVER_VERSION_MIN || version > HANDOVER_VERSION) {
+		snprintf(ho.why, sizeof(ho.why), "state format version %u, this binary reads %u to %u",
+			 version, HANDOVER_VERSION_MIN, HANDOVER_VERSION);
 		return ho.why;
 	}
+	ho.version = version;
 	if (blen != len - HANDOVER_HDR_LEN - 4)
 		return "state truncated or padded";
 	crc = (uint32_t)p[len - 4] | (uint32_t)p[len - 3] << 8 | (uint32_t)p[len - 2] << 16 |
@@ -727,7 +730,8 @@ void handover_adopt(void)
 		if (h->fd_index != NO_FD)
 			ho.fds[h->fd_index] = -1;	/* the tunnel's now, or closed */
 		usl_unpack_init(&r, h->rec, h->len);
-		if (tunnel_restore(&r, fd, &ns, err, sizeof(err)) == NULL) {
+		r.version = ho.version == HANDOVER_VERSION ? 0 : ho.version;
+		if (tunnel_restore(&r, fd, false, &ns, err, sizeof(err)) == NULL) {
 			log_warnx("restart: tunnel %u not adopted: %s", h->id, err);
 			ho.dropped++;
 			continue;
@@ -783,6 +787,15 @@ json_object *handover_json(void)
 	if (ho.start == START_FELL_BACK)
 		json_add_str(o, "reason", ho.why);
 	json_add_int(o, "fallbacks", (int64_t)ho.fallbacks);
+	{
+		unsigned restored, failed;
+
+		failover_stats(&restored, &failed);
+		if (restored + failed > 0) {
+			json_add_int(o, "crash_tunnels_restored", restored);
+			json_add_int(o, "crash_tunnels_not_restored", failed);
+		}
+	}
 	json_object_object_add(o, "restarting", json_object_new_boolean(ho.active));
 	return o;
 }

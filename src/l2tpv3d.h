@@ -69,6 +69,8 @@ struct l2tpd_stats {
 	uint64_t ctl_requests;
 	uint64_t rx_datagrams, tx_datagrams, tx_errors;
 	uint64_t refusals_sent;		/* StopCCNs answering SCCRQs we made nothing for */
+	uint64_t failover_recovered;	/* control channels reset by a recovery connection */
+	uint64_t failover_refused;	/* recovery SCCRQs that named no connection of theirs */
 	uint64_t refusals_suppressed;	/* the same, over the global refusal rate */
 	uint64_t half_open_evicted;	/* peers' half-open connections dropped for new ones */
 	uint64_t hold_sockets_closed;	/* held tunnels answered by the listener: socket closed at once */
@@ -141,6 +143,9 @@ struct tunnel {
 	bool reconnect;				/* tie-break restart: connect again when closed */
 	bool debug;				/* its debug lines and a trace of its messages */
 	bool pool_counted;			/* counts on its pool member (pool.c) */
+
+	/* RFC 4951: a recovery connection names the old one, the old one it */
+	uint32_t recovery_of, recovered_by;
 
 	usl_time created, established;
 	struct usl_list waiters;		/* struct ctl_req waiting for up/down */
@@ -300,6 +305,12 @@ struct tunnel *tunnel_connect(const struct cfg_addr *peer, const struct cfg_addr
 			      enum ctl_status *st, char *err, size_t errlen);
 void tunnel_delete(struct tunnel *t, uint16_t result, const char *msg);
 /*
+ * RFC 4951, the recovering side: opens a recovery connection for old (a
+ * tunnel restored after a crash, its sequence numbers lost) to the peer's
+ * listening port.  NULL with err when it cannot be opened.
+ */
+struct tunnel *tunnel_recover(struct tunnel *old, char *err, size_t errlen);
+/*
  * A datagram on a listener: an SCCRQ (validated before anything is made for
  * it), or a message for an existing tunnel from that tunnel's peer.  Also a
  * CCID-0 message that reached a tunnel's socket: SCCRQs are never a
@@ -352,7 +363,7 @@ void tunnel_save(struct tunnel *t, struct usl_pack *w);
  * when it cannot be (nothing of it is left, unless the data plane lost it:
  * then it is cleared with a StopCCN).
  */
-struct tunnel *tunnel_restore(struct usl_unpack *r, int fd, unsigned *n_sessions, char *err,
+struct tunnel *tunnel_restore(struct usl_unpack *r, int fd, bool crashed, unsigned *n_sessions, char *err,
 			      size_t errlen);
 /* The peer as list, show and monitor print it: "a:p", "[v6]:p", or over IP the bare address. */
 void tunnel_peer_str(const struct tunnel *t, char *buf, size_t len);
@@ -392,7 +403,7 @@ uint16_t session_reaccept(const struct session *s, char *why, size_t len);
 bool session_can_handover(const struct session *s);
 void session_save(const struct session *s, struct usl_pack *w);
 /* NULL when the record is malformed (r->bad) or the data plane lost it (then cleared, CDN). */
-struct session *session_restore(struct tunnel *t, struct usl_unpack *r);
+struct session *session_restore(struct tunnel *t, struct usl_unpack *r, bool crashed);
 uint32_t session_alloc_id(void);
 /* engine callbacks that concern sessions (wired in tunnel.c's ops table) */
 int session_on_accept(struct l2tp_cc *cc, struct l2tp_sess *ls, const struct l2tp_msg *req,
@@ -412,6 +423,7 @@ int transport_replace(const struct l2tpd_config *c, char *err, size_t errlen);
 int transport_tunnel_open(struct tunnel *t, char *err, size_t errlen);
 void transport_tunnel_close(struct tunnel *t);
 /* A handed-over tunnel's socket (-1: a raw IP tunnel, none) taken back into the loop. */
+int transport_tunnel_reopen(struct tunnel *t, char *err, size_t errlen);
 int transport_tunnel_adopt(struct tunnel *t, int fd, char *err, size_t errlen);
 /* Stops (false) or resumes reading the listeners: a restart leaves what arrives to the next process. */
 void transport_listeners_read(bool on);
@@ -504,6 +516,14 @@ struct handover_stats {
 	int64_t restart_ms;		/* request to adopted, the last restart */
 };
 void handover_stats(struct handover_stats *st);
+
+/* failover.c: RFC 4951 recovery after a crash (doc/failover.md) */
+int failover_init(void);
+/* At the start: recovers what the last process recorded, unless a restart handed it over. */
+void failover_recover(bool handed_over);
+/* At the end: a clean stop removes the record, a restart keeps it. */
+void failover_stop(bool restarting);
+void failover_stats(unsigned *restored, unsigned *failed);
 
 /* pwred.c: pseudowire redundancy (static sessions with backup tunnels) */
 struct pwred_state {

@@ -452,6 +452,14 @@ int main(int argc, char **argv)
 	modules_init(c);
 	snmpagent_init(c);
 	handover_adopt();
+	if (failover_init() < 0)
+		fatalx("failover: cannot start");
+	{
+		struct handover_stats hs;
+
+		handover_stats(&hs);
+		failover_recover(strcmp(hs.start, "restarted") == 0);
+	}
 	if (pwred_init() < 0)
 		fatalx("pseudowire redundancy: cannot start");
 	static_tunnels_start();
@@ -463,6 +471,7 @@ int main(int argc, char **argv)
 	if (usl_loop_run(l2tpd.loop) < 0)
 		log_warnx("event loop failed");
 	static_tunnels_stop();
+	failover_stop(handover_in_progress());
 	tunnel_free_all();
 	snmpagent_shutdown();
 	hooks_shutdown();

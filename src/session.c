@@ -875,7 +875,7 @@ static bool session_restore_fields(struct session *s, struct usl_unpack *r, uint
 	return !r->bad && *id != 0 && origin <= ORIGIN_PEER;
 }
 
-struct session *session_restore(struct tunnel *t, struct usl_unpack *r)
+struct session *session_restore(struct tunnel *t, struct usl_unpack *r, bool crashed)
 {
 	struct session tmp = { 0 }, *s;
 	struct session_profile prof;
@@ -919,7 +919,19 @@ struct session *session_restore(struct tunnel *t, struct usl_unpack *r)
 	s->up = true;
 	l2tpd.n_sessions_up++;
 	usl_unpack_init(&dp, dpp, dplen);
-	if (l2tpd.dp->session_adopt != NULL && l2tpd.dp->session_adopt(s, &dp) < 0) {
+	if (crashed && strcmp(l2tpd.dp->name, "null") != 0) {
+		/* the kernel lost it with the tunnel's socket: made again, same IDs */
+		int rc = l2tpd.dp->session_create(s);
+
+		if (rc < 0) {
+			log_warnx("session %s: after a crash the data plane cannot make it again "
+				  "(%s): clearing it", session_label(s, label, sizeof(label)),
+				  strerror(-rc));
+			l2tp_sess_close(ls, L2TP_CDN_GENERAL_ERROR, L2TP_ERR_VENDOR, "lost in a crash");
+			return NULL;
+		}
+	} else if (!crashed && l2tpd.dp->session_adopt != NULL &&
+		   l2tpd.dp->session_adopt(s, &dp) < 0) {
 		log_warnx("session %s: restart: the data plane does not have it: clearing it",
 			  session_label(s, label, sizeof(label)));
 		l2tp_sess_close(ls, L2TP_CDN_GENERAL_ERROR, L2TP_ERR_VENDOR, "lost in a restart");

@@ -1259,6 +1259,38 @@ int transport_tunnel_adopt(struct tunnel *t, int fd, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * RFC 4951 after a crash: the socket a tunnel had is gone with the process;
+ * a new one takes its exact address and port (the peer knows the tunnel by
+ * them), connected to where the peer talks from.
+ */
+int transport_tunnel_reopen(struct tunnel *t, char *err, size_t errlen)
+{
+	int family = t->remote.sa.sa_family, one = 1, fd;
+	int proto = t->encap == L2TP_ENCAP_IP ? IPPROTO_L2TP : IPPROTO_UDP;
+
+	if (t->encap == L2TP_ENCAP_IP && ip_raw)
+		return raw_tunnel_open(t, err, errlen);
+	fd = socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, proto);
+	if (fd < 0) {
+		snprintf(err, errlen, "socket: %s", strerror(errno));
+		return -1;
+	}
+	/* the listener's port, shared as it was: the connected socket wins the lookup */
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (sock_settings_apply(fd, family, t->prof, &no_settings, true, err, errlen) < 0 ||
+	    bind(fd, &t->local.sa, sockaddr_len(&t->local.sa)) < 0 ||
+	    (t->encap == L2TP_ENCAP_UDP &&
+	     connect(fd, &t->remote.sa, sockaddr_len(&t->remote.sa)) < 0)) {
+		if (err[0] == '\0' || errno != 0)
+			snprintf(err, errlen, "%s: %s", sockaddr_ntop(&t->local.sa), strerror(errno));
+		close(fd);
+		return -1;
+	}
+	tunnel_size_rcvbuf(t, fd);
+	return transport_tunnel_adopt(t, fd, err, errlen);
+}
+
 void transport_listeners_read(bool on)
 {
 	/* raw L2TP/IP listeners carry established tunnels' messages too: they keep reading */

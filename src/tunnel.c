@@ -66,6 +66,11 @@ static int tunnel_order_cmp(const struct usl_rb_node *a, const struct usl_rb_nod
  * reconnects at once must not find its own dead ones in the way.
  */
 static void tunnel_count_changed(void);
+static void tunnel_recovery_gone(struct tunnel *rec);
+static struct tunnel *tunnel_new(const struct sockaddr *remote, const struct sockaddr *local,
+				 const struct tunnel_profile *prof, const char *secret,
+				 enum origin origin, const struct tunnel *recover,
+				 char *err, size_t errlen);
 static void trim_expired(struct usl_timer *tm);
 struct debug_peer;
 static struct debug_peer *debug_peer_find(const struct sockaddr *addr);
@@ -582,6 +587,8 @@ static void tunnel_on_event(struct l2tp_cc *cc, enum l2tp_cc_state from, enum l2
 		}
 		tunnel_announce_down(t, why);
 	}
+	if (to == L2TP_CC_CLOSED && t->recovery_of != 0)
+		tunnel_recovery_gone(t);
 	if (to == L2TP_CC_CLOSED)
 		tunnel_destroy(t);
 }
@@ -621,6 +628,90 @@ static void tunnel_on_random(struct l2tp_cc *cc, void *buf, size_t len)
 	random_bytes(buf, len);
 }
 
+/*
+ * RFC 4951: a recovery connection agreed on the old connection's sequence
+ * numbers (RESET), then both sides did (DONE): the old one resumes and
+ * reconciles its sessions; the recovering side closes the recovery one.
+ */
+static void tunnel_on_recovery(struct l2tp_cc *cc, enum l2tp_recovery_step step)
+{
+	struct tunnel *rec = l2tp_cc_user(cc);
+	struct tunnel *old = tunnel_find(rec->recovery_of);
+	bool ours = l2tp_cc_is_initiator(cc);
+
+	if (old == NULL || old->cc == NULL || old->recovered_by != rec->id) {
+		tunnel_delete(rec, L2TP_STOPCCN_GENERAL_ERROR, "the connection to recover is gone");
+		return;
+	}
+	if (step == L2TP_RECOVERY_RESET) {
+		if (l2tp_cc_resume(old->cc, cc) < 0) {
+			tunnel_delete(rec, L2TP_STOPCCN_GENERAL_ERROR, "cannot resume the connection");
+			return;
+		}
+		log_info("tunnel %u (peer %s): control channel reset through recovery "
+			 "connection %u (RFC 4951)", old->id, sockaddr_ntop(&old->remote.sa),
+			 rec->id);
+		l2tpd.stats.failover_recovered++;
+		return;
+	}
+	old->recovered_by = 0;
+	log_info("tunnel %u: %u sessions queried after the recovery", old->id,
+		 l2tp_cc_reconcile(old->cc));
+	if (ours)
+		tunnel_delete(rec, L2TP_STOPCCN_NORMAL, "recovered");
+}
+
+/* The secret a connection was made with, as a string. */
+static void cc_secret_str(const struct l2tp_cc *cc, char *buf, size_t len)
+{
+	const struct l2tp_cc_cfg *c = l2tp_cc_cfg(cc);
+
+	snprintf(buf, len, "%.*s", (int)c->secret_len, c->secret ? (const char *)c->secret : "");
+}
+
+/* A recovery connection went away: the recovering side's old one cannot be recovered. */
+static void tunnel_recovery_gone(struct tunnel *rec)
+{
+	struct tunnel *old = tunnel_find(rec->recovery_of);
+
+	if (old == NULL || old->recovered_by != rec->id)
+		return;
+	old->recovered_by = 0;
+	if (old->cc != NULL && l2tp_cc_failover_state(old->cc) == L2TP_FO_RESYNC) {
+		log_warnx("tunnel %u (peer %s): not recovered, cleared silently (RFC 4951)",
+			  old->id, sockaddr_ntop(&old->remote.sa));
+		l2tp_cc_discard(old->cc, L2TP_STOPCCN_GENERAL_ERROR, "recovery failed");
+	}
+}
+
+struct tunnel *tunnel_recover(struct tunnel *old, char *err, size_t errlen)
+{
+	char secret[CFG_SECRET_MAX];
+	union saddr dest, local;
+	struct tunnel *t;
+
+	/* RFC 4951: the secret that authenticated the old connection */
+	cc_secret_str(old->cc, secret, sizeof(secret));
+	/* the peer's listener, from the old connection's local address */
+	memcpy(&dest, &old->remote, sizeof(dest));
+	sockaddr_set_port(&dest.sa, old->prof->udp_port);
+	memcpy(&local, &old->local, sizeof(local));
+	sockaddr_set_port(&local.sa, 0);
+	t = tunnel_new(&dest.sa, &local.sa, old->prof, secret, ORIGIN_PEER, old, err, errlen);
+	explicit_bzero(secret, sizeof(secret));
+	if (t == NULL)
+		return NULL;
+	old->recovered_by = t->id;
+	usl_list_add_tail(&t->peer->connecting, &t->connecting_link);
+	l2tpd.n_half_open++;
+	if (l2tp_cc_connect(t->cc) < 0) {
+		snprintf(err, errlen, "cannot send SCCRQ: %s", strerror(errno));
+		tunnel_delete(t, L2TP_STOPCCN_GENERAL_ERROR, "local error");
+		return NULL;
+	}
+	return t;
+}
+
 static const struct l2tp_cc_ops tunnel_ops = {
 	.send = tunnel_on_send,
 	.cc_event = tunnel_on_event,
@@ -634,6 +725,7 @@ static const struct l2tp_cc_ops tunnel_ops = {
 	.sess_event = session_on_event,
 	.sess_freed = session_on_freed,
 	.random = tunnel_on_random,
+	.recovery = tunnel_on_recovery,
 };
 
 /* ---- lifecycle ---------------------------------------------------------- */
@@ -692,7 +784,8 @@ static void tunnel_links_init(struct tunnel *t)
 /* Allocates, indexes and opens the socket of a new tunnel (no message yet). */
 static struct tunnel *tunnel_new(const struct sockaddr *remote, const struct sockaddr *local,
 				 const struct tunnel_profile *prof, const char *secret,
-				 enum origin origin, char *err, size_t errlen)
+				 enum origin origin, const struct tunnel *recover,
+				 char *err, size_t errlen)
 {
 	struct tunnel *t = calloc(1, sizeof(*t));
 	struct l2tp_cc_cfg cfg;
@@ -724,6 +817,11 @@ static struct tunnel *tunnel_new(const struct sockaddr *remote, const struct soc
 	if (transport_tunnel_open(t, err, errlen) < 0)
 		goto fail;
 	cc_cfg_from_profile(&cfg, t->prof, t->encap, secret);
+	if (recover != NULL) {
+		cfg.recover_ccid = recover->id;
+		cfg.recover_peer_ccid = l2tp_cc_peer_ccid(recover->cc);
+		t->recovery_of = recover->id;
+	}
 	t->cc = l2tp_cc_new(&cfg, &tunnel_ops, l2tpd.timers, t->id, t);
 	if (t->cc == NULL) {
 		snprintf(err, errlen, "protocol engine refused the profile: %s", strerror(errno));
@@ -804,7 +902,7 @@ struct tunnel *tunnel_connect(const struct cfg_addr *peer, const struct cfg_addr
 	*st = CTL_E_INTERNAL;
 	t = tunnel_new((const struct sockaddr *)&peer->ss,
 		       local ? (const struct sockaddr *)&local->ss : NULL, prof, secret, origin,
-		       err, errlen);
+		       NULL, err, errlen);
 	if (t == NULL)
 		return NULL;
 	tunnel_set_name(t, name);
@@ -1877,9 +1975,15 @@ static void heir_settle(struct tunnel_heir *h, struct tunnel_heir *held, struct 
 	peer_put(p);	/* t, if made, holds its own reference */
 }
 
-/* A new control connection: the SCCRQ passed policy and validation. */
+/*
+ * A new control connection: the SCCRQ passed policy and validation.  For a
+ * recovery connection (RFC 4951), old is the connection it recovers: no
+ * tie break (recovery connections never cross ours), and its SCCRP
+ * suggests old's sequence numbers.
+ */
 static void tunnel_accept(const struct l2tp_rx *rx, const struct l2tp_msg *m,
-			  const struct peer_profile *pp, const struct tunnel_profile *prof)
+			  const struct peer_profile *pp, const struct tunnel_profile *prof,
+			  struct tunnel *old)
 {
 	struct tunnel_heir heir, *h = NULL, *held;
 	struct l2tp_result r;
@@ -1887,9 +1991,10 @@ static void tunnel_accept(const struct l2tp_rx *rx, const struct l2tp_msg *m,
 	struct tunnel *t;
 	bool have_heir;
 	uint32_t id;
-	char err[256];
+	char err[256], secret[CFG_SECRET_MAX];
 
-	if (tunnel_tie_break(rx, m, &heir, &have_heir))
+	have_heir = false;
+	if (old == NULL && tunnel_tie_break(rx, m, &heir, &have_heir))
 		return;
 	if (have_heir)
 		h = &heir;
@@ -1908,8 +2013,12 @@ static void tunnel_accept(const struct l2tp_rx *rx, const struct l2tp_msg *m,
 	/* answer from an ephemeral port (or 1701 if the profile says so) */
 	memcpy(&local, rx->to, sockaddr_len(rx->to));
 	sockaddr_set_port((struct sockaddr *)&local, 0);
-	t = tunnel_new(rx->from, (struct sockaddr *)&local, prof, peer_secret(pp, prof),
-		       ORIGIN_PEER, err, sizeof(err));
+	if (old != NULL)
+		cc_secret_str(old->cc, secret, sizeof(secret));
+	t = tunnel_new(rx->from, (struct sockaddr *)&local, prof,
+		       old != NULL ? secret : peer_secret(pp, prof), ORIGIN_PEER, NULL,
+		       err, sizeof(err));
+	explicit_bzero(secret, sizeof(secret));
 	if (t == NULL) {
 		refusal(&r, L2TP_STOPCCN_GENERAL_ERROR, L2TP_ERR_NO_RESOURCES, err);
 		refuse_sccrq(rx, m, &r, L2TP_DROP_NO_RESOURCES);
@@ -1932,6 +2041,11 @@ static void tunnel_accept(const struct l2tp_rx *rx, const struct l2tp_msg *m,
 	if (rx->encap == L2TP_ENCAP_UDP)
 		transport_tunnel_connect(t, rx->from);
 	heir_settle(h, held, t, "lost tie breaker");
+	if (old != NULL) {
+		t->recovery_of = old->id;
+		old->recovered_by = t->id;
+		l2tp_cc_set_recovery_of(t->cc, old->cc);
+	}
 	event_emit(EV_TUNNEL_CREATED, t, NULL, NULL);
 	id = t->id;
 	tunnel_input(t, rx->buf, rx->len, rx->from);
@@ -1942,6 +2056,69 @@ static void tunnel_accept(const struct l2tp_rx *rx, const struct l2tp_msg *m,
 			  sockaddr_ntop(rx->from));
 		tunnel_free(t);
 	}
+}
+
+/*
+ * RFC 4951, the helping side: which of our connections a recovery SCCRQ
+ * (authenticated already, as any SCCRQ from this peer) may recover, or
+ * NULL with why.  It must name one of ours by both CCIDs, come from its
+ * peer's address, and both ends must have advertised failover; one
+ * recovery at a time.  The same words for every unknown connection: the
+ * answer tells a prober nothing about which IDs exist.
+ */
+static struct tunnel *recovery_target(const struct l2tp_rx *rx, const struct l2tp_msg *m,
+				      const char **why)
+{
+	struct tunnel *old = tunnel_find(m->recover_peer_ccid);
+
+	*why = "no such control connection to recover";
+	if (old == NULL || old->cc == NULL || old->recovery_of != 0 || old->closing ||
+	    l2tp_cc_peer_ccid(old->cc) != m->recover_ccid ||
+	    !sockaddr_eq_addr(&old->remote.sa, rx->from) ||
+	    l2tp_cc_state(old->cc) != L2TP_CC_ESTABLISHED)
+		return NULL;
+	if (!l2tp_cc_failover_ok(old->cc)) {
+		*why = "failover was not negotiated on that connection";
+		return NULL;
+	}
+	if (old->recovered_by != 0 && tunnel_find(old->recovered_by) != NULL) {
+		*why = "a recovery of that connection is under way";
+		return NULL;
+	}
+	return old;
+}
+
+/*
+ * A recovery SCCRQ is authenticated as the connection it recovers was:
+ * with its secret, whatever the peers entries say now (RFC 4951).
+ */
+static void recovery_accept(const struct l2tp_rx *rx, const struct l2tp_msg *m,
+			    const struct peer_profile *pp)
+{
+	struct l2tp_result r;
+	struct tunnel *old;
+	enum l2tp_drop drop;
+	const char *why;
+
+	old = recovery_target(rx, m, &why);
+	if (old == NULL) {
+		l2tpd.stats.failover_refused++;
+		refusal(&r, L2TP_STOPCCN_GENERAL_ERROR, L2TP_ERR_BAD_VALUE, why);
+		refuse_sccrq(rx, m, &r, L2TP_DROP_PEER_REFUSED);
+		return;
+	}
+	drop = l2tp_cc_check_sccrq(l2tp_cc_cfg(old->cc), m, rx->buf, rx->len, &r);
+	if (drop != L2TP_DROP_NONE) {
+		l2tpd.stats.failover_refused++;
+		if (r.result != 0)
+			refuse_sccrq(rx, m, &r, drop);
+		else	/* forged or corrupt: no answer at all */
+			count_drop(NULL, drop, rx->from);
+		return;
+	}
+	log_info("tunnel %u (peer %s): recovery SCCRQ (RFC 4951)", old->id,
+		 sockaddr_ntop(rx->from));
+	tunnel_accept(rx, m, pp, old->prof, old);
 }
 
 /*
@@ -2096,6 +2273,11 @@ void tunnel_input_listener(const struct l2tp_rx *rx)
 		tunnel_input(t, rx->buf, rx->len, rx->from);
 		return;
 	}
+	/* the connection it recovers decides, not the peers entry (RFC 4951) */
+	if (l2tp_msg_has(m, L2TP_AVP_TUNNEL_RECOVERY)) {
+		recovery_accept(rx, m, pp);
+		return;
+	}
 	if (refuse_reason(pp, &r, &why)) {
 		refuse_sccrq(rx, m, &r, why);
 		return;
@@ -2109,7 +2291,7 @@ void tunnel_input_listener(const struct l2tp_rx *rx)
 			count_drop(NULL, why, rx->from);
 		return;
 	}
-	tunnel_accept(rx, m, pp, &prof);
+	tunnel_accept(rx, m, pp, &prof, NULL);
 }
 
 /* ---- presentation ------------------------------------------------------- */
@@ -2219,6 +2401,10 @@ json_object *tunnel_json(const struct tunnel *t, bool detail)
 	if (t->pool != NULL)
 		json_add_str(o, "pool", t->pool);
 	json_add_str(o, "auth", l2tp_cc_auth_on(t->cc) ? config_digest_name(t->prof->digest) : "none");
+	if (l2tp_cc_failover_ok(t->cc))
+		json_add_str(o, "failover", l2tp_failover_state_name(l2tp_cc_failover_state(t->cc)));
+	if (t->recovery_of != 0)
+		json_add_int(o, "recovery_of", t->recovery_of);
 	if (t->debug)
 		json_object_object_add(o, "debug", json_object_new_boolean(1));
 	if (detail) {
@@ -2441,8 +2627,25 @@ static void tunnel_clear_unowned_sessions(struct tunnel *t, unsigned owned)
 					       "not carried over by a restart");
 }
 
-struct tunnel *tunnel_restore(struct usl_unpack *r, int fd, unsigned *n_sessions, char *err,
-			      size_t errlen)
+/*
+ * After a crash (RFC 4951 recovery) the data plane has nothing: the tunnel
+ * is made again under its old ID; its sessions follow (session_restore).
+ * The null data plane has nothing to make.
+ */
+static int tunnel_recreate_dp(struct tunnel *t, char *err, size_t errlen)
+{
+	int rc;
+
+	if (l2tpd.dp->tunnel_adopt == NULL || strcmp(l2tpd.dp->name, "null") == 0)
+		return 0;
+	rc = l2tpd.dp->tunnel_create(t);
+	if (rc < 0)
+		snprintf(err, errlen, "tunnel %u: data plane: %s", t->id, strerror(-rc));
+	return rc < 0 ? -1 : 0;
+}
+
+struct tunnel *tunnel_restore(struct usl_unpack *r, int fd, bool crashed, unsigned *n_sessions,
+			      char *err, size_t errlen)
 {
 	struct tunnel *t = calloc(1, sizeof(*t));
 	const struct tunnel_profile *p;
@@ -2480,7 +2683,8 @@ struct tunnel *tunnel_restore(struct usl_unpack *r, int fd, unsigned *n_sessions
 		goto fail;
 	}
 	dpp = usl_unpack_blob(r, &dplen);
-	if (r->bad || transport_tunnel_adopt(t, fd, err, errlen) < 0) {
+	if (r->bad || (crashed ? transport_tunnel_reopen(t, err, errlen)
+			       : transport_tunnel_adopt(t, fd, err, errlen)) < 0) {
 		if (r->bad)
 			snprintf(err, errlen, "tunnel %u: malformed record", t->id);
 		l2tp_cc_discard_restored(t->cc);
@@ -2496,14 +2700,20 @@ struct tunnel *tunnel_restore(struct usl_unpack *r, int fd, unsigned *n_sessions
 	t->pool_counted = t->pool != NULL;
 	/* from here on it is a tunnel of ours: a failure clears it with a StopCCN */
 	usl_unpack_init(&dp, dpp, dplen);
-	if (l2tpd.dp->tunnel_adopt != NULL && l2tpd.dp->tunnel_adopt(t, &dp) < 0) {
+	if (crashed) {
+		/* the kernel's objects went with the sockets: made again, same IDs */
+		if (tunnel_recreate_dp(t, err, errlen) < 0) {
+			tunnel_delete(t, L2TP_STOPCCN_GENERAL_ERROR, "lost in a crash");
+			return NULL;
+		}
+	} else if (l2tpd.dp->tunnel_adopt != NULL && l2tpd.dp->tunnel_adopt(t, &dp) < 0) {
 		snprintf(err, errlen, "tunnel %u: the data plane does not have it", t->id);
 		tunnel_delete(t, L2TP_STOPCCN_GENERAL_ERROR, "lost in a restart");
 		return NULL;
 	}
 	n = usl_unpack_u32(r);
 	for (uint32_t i = 0; i < n && !r->bad; i++)
-		if (session_restore(t, r) != NULL)
+		if (session_restore(t, r, crashed) != NULL)
 			(*n_sessions)++;
 	tunnel_clear_unowned_sessions(t, *n_sessions);
 	config_describe(t, l2tpd.conf);	/* not in the record: the configuration's, as now */

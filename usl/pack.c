@@ -109,6 +109,7 @@ void usl_unpack_init(struct usl_unpack *r, const void *p, size_t len)
 	r->len = len;
 	r->off = 0;
 	r->bad = false;
+	r->version = 0;
 }
 
 static const uint8_t *unpack_take(struct usl_unpack *r, size_t n)

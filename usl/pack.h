@@ -40,6 +40,11 @@ struct usl_unpack {
 	const uint8_t *p;
 	size_t len, off;
 	bool bad;
+	/*
+	 * The format version of what is read, for nested readers of a format
+	 * that grew: 0 (what usl_unpack_init sets) means the current one.
+	 */
+	uint32_t version;
 };
 
 void usl_unpack_init(struct usl_unpack *r, const void *p, size_t len);

@@ -2159,6 +2159,8 @@ static void cc_save_cfg(const struct l2tp_cc_cfg *c, struct usl_pack *w)
 	usl_pack_u64(w, (uint64_t)c->sess_setup_timeout.ns);
 	usl_pack_u64(w, (uint64_t)c->setup_timeout.ns);
 	usl_pack_u8(w, c->hide_avps);
+	usl_pack_u8(w, c->failover);
+	usl_pack_u32(w, c->recovery_time_ms);
 }
 
 static usl_time unpack_time(struct usl_unpack *r)
@@ -2206,6 +2208,10 @@ static void cc_restore_cfg(struct l2tp_cc_cfg *c, char *strs[2], struct usl_unpa
 	c->sess_setup_timeout = unpack_time(r);
 	c->setup_timeout = unpack_time(r);
 	c->hide_avps = usl_unpack_bool(r);
+	if (r->version == 0 || r->version >= 2) {
+		c->failover = usl_unpack_bool(r);
+		c->recovery_time_ms = usl_unpack_u32(r);
+	}
 	if (c->host_name == NULL)
 		r->bad = true;
 }
@@ -2304,6 +2310,8 @@ int l2tp_cc_save(struct l2tp_cc *cc, struct usl_pack *w)
 	usl_pack_u8(w, cc->sent_sccrx);
 	usl_pack_u64(w, (uint64_t)usl_time_sub(now, cc->last_rx).ns);
 	usl_pack_u32(w, cc->next_serial);
+	usl_pack_u16(w, cc->peer_fo_flags);
+	usl_pack_u32(w, cc->peer_recovery_ms);
 	cc_save_auth(cc->auth, w);
 	cc_save_counters(cc, w);
 	l2tp_rd_save(&cc->rd, w);
@@ -2340,6 +2348,12 @@ static bool cc_restore_fields(struct l2tp_cc *cc, struct usl_unpack *r)
 	cc->sent_sccrx = usl_unpack_bool(r);
 	age = unpack_time(r);
 	cc->next_serial = usl_unpack_u32(r);
+	if (r->version == 0 || r->version >= 2) {	/* a restart's state v2: RFC 4951 */
+		cc->peer_fo_flags = usl_unpack_u16(r);
+		cc->peer_recovery_ms = usl_unpack_u32(r);
+		if (cc->peer_recovery_ms > L2TP_RECOVERY_MAX_MS)
+			cc->peer_recovery_ms = L2TP_RECOVERY_MAX_MS;
+	}
 	if (r->bad || cc->peer_ccid == 0 || age.ns < 0)
 		return false;
 	/* the restart's own time counts as silence: a HELLO follows sooner, not later */

@@ -1,0 +1,284 @@
+/*
+ * src/failover.c - RFC 4951 recovery after a crash.
+ *
+ * A planned restart hands everything over (handover.c); a crash hands over
+ * nothing, and the peers hold connections whose sequence numbers died with
+ * us.  For the tunnels that negotiated failover, this module keeps a
+ * snapshot of what a new process needs to take them back: the same records
+ * a restart hands over (tunnel_save: identities, addresses and ports,
+ * sessions, nonces), in state_dir/failover.state, rewritten at most every
+ * FO_WRITE_MS while tunnels or sessions come and go.  At the next start,
+ * when nothing was handed over, each recorded tunnel is restored with its
+ * old socket address, made again in the data plane, marked "resync" (it
+ * sends nothing, drops what it receives) and recovered through a recovery
+ * connection (tunnel_recover): the peer suggests new sequence numbers,
+ * both sides reset, and FSQ/FSR clear the sessions one side lost.  What
+ * cannot be recovered is cleared silently, as RFC 4951 asks.
+ *
+ * File format, little-endian (usl/pack.h):
+ *   "l2tpv3d" 0x02 | u32 version | u32 tunnels | per tunnel: blob record |
+ *   u32 CRC-32 of all before it
+ * A file of another version or with a bad checksum is ignored (and said).
+ * A clean stop removes it: the peers were told (StopCCN).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "event.h"
+#include "l2tpv3d.h"
+#include "usl/log.h"
+#include "usl/pack.h"
+
+#define FO_MAGIC	"l2tpv3d\x02"
+#define FO_VERSION	1
+#define FO_FILE		"failover.state"
+#define FO_WRITE_MS	1000
+/* how long a restored tunnel waits for its recovery, beyond its setup deadline */
+#define FO_RESYNC_SLACK_MS	30000
+
+static struct {
+	char path[PATH_MAX];
+	bool dirty, enabled, warned;
+	struct usl_timer timer;
+	unsigned last_tunnels;		/* in the file now */
+	unsigned restored, restore_failed;
+} fo;
+
+static bool tunnel_wants_snapshot(const struct tunnel *t)
+{
+	return t->cc != NULL && t->recovery_of == 0 && l2tp_cc_failover_ok(t->cc) &&
+	       tunnel_can_handover(t);
+}
+
+static int write_file(const struct usl_pack *w)
+{
+	char tmp[PATH_MAX + 8];
+	size_t done = 0;
+	int fd;
+
+	snprintf(tmp, sizeof(tmp), "%s.new", fo.path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	while (done < w->len) {
+		ssize_t n = write(fd, w->p + done, w->len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			close(fd);
+			unlink(tmp);
+			return -1;
+		}
+		done += (size_t)n;
+	}
+	if (close(fd) < 0 || rename(tmp, fo.path) < 0) {
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+/* The snapshot now: every failover-capable tunnel that could be handed over. */
+static void snapshot_write(void)
+{
+	struct usl_pack w;
+	struct usl_rb_node *node;
+	size_t count_at, off;
+	uint32_t n = 0;
+
+	fo.dirty = false;
+	usl_pack_init(&w);
+	usl_pack_bytes(&w, FO_MAGIC, 8);
+	usl_pack_u32(&w, FO_VERSION);
+	count_at = usl_pack_reserve(&w, 4);
+	for (node = usl_rb_first(&l2tpd.tunnel_order); node != NULL; node = usl_rb_next(node)) {
+		struct tunnel *t = usl_rb_entry(node, struct tunnel, by_order);
+
+		if (!tunnel_wants_snapshot(t))
+			continue;
+		off = usl_pack_reserve(&w, 4);
+		tunnel_save(t, &w);
+		usl_pack_patch_u32(&w, off, (uint32_t)(w.len - off - 4));
+		n++;
+	}
+	usl_pack_patch_u32(&w, count_at, n);
+	usl_pack_u32(&w, w.failed ? 0 : (uint32_t)crc32(0L, w.p, (uInt)w.len));
+	if (n == 0 && fo.last_tunnels == 0) {
+		usl_pack_free(&w);
+		return;
+	}
+	if (w.failed || (n == 0 ? unlink(fo.path) < 0 && errno != ENOENT : write_file(&w) < 0)) {
+		if (!fo.warned)
+			log_warn("failover: cannot write %s (a crash would lose %u tunnels)",
+				 fo.path, n);
+		fo.warned = true;
+	} else {
+		fo.warned = false;
+		fo.last_tunnels = n;
+	}
+	usl_pack_free(&w);
+}
+
+static void on_timer(struct usl_timer *tm)
+{
+	(void)tm;
+	if (fo.dirty)
+		snapshot_write();
+}
+
+static void on_event(const struct l2tpd_event *ev, void *arg)
+{
+	(void)arg;
+	switch (ev->kind) {
+	case EV_TUNNEL_UP:
+	case EV_TUNNEL_DOWN:
+	case EV_SESSION_UP:
+	case EV_SESSION_DOWN:
+		break;
+	default:
+		return;
+	}
+	if (ev->t == NULL || !ev->t->prof->failover)
+		return;
+	fo.dirty = true;
+	if (!usl_timer_armed(&fo.timer))
+		usl_timer_arm(l2tpd.timers, &fo.timer, usl_time_ms(FO_WRITE_MS));
+}
+
+int failover_init(void)
+{
+	const char *dir = l2tpd.conf->state_dir;
+
+	usl_timer_init(&fo.timer, on_timer);
+	if (snprintf(fo.path, sizeof(fo.path), "%s/%s", dir, FO_FILE) >= (int)sizeof(fo.path))
+		return -1;
+	if (mkdir(dir, 0750) < 0 && errno != EEXIST)
+		log_warn("failover: state_dir %s", dir);
+	fo.enabled = true;
+	return event_subscribe(on_event, NULL);
+}
+
+/* One recorded tunnel: restored, marked resync, and its recovery started. */
+static void recover_one(const uint8_t *rec, size_t len)
+{
+	struct usl_unpack r;
+	struct tunnel *t;
+	unsigned ns;
+	char err[256];
+	usl_time deadline;
+
+	usl_unpack_init(&r, rec, len);
+	t = tunnel_restore(&r, -1, true, &ns, err, sizeof(err));
+	if (t == NULL) {
+		log_warnx("failover: a tunnel was not restored: %s", err);
+		fo.restore_failed++;
+		return;
+	}
+	deadline = usl_time_add(usl_time_ms(t->prof->setup_timeout_ms ? t->prof->setup_timeout_ms
+								      : 60000),
+				usl_time_ms(FO_RESYNC_SLACK_MS));
+	l2tp_cc_set_resync(t->cc, deadline);
+	if (tunnel_recover(t, err, sizeof(err)) == NULL) {
+		log_warnx("tunnel %u: recovery not started (%s): cleared silently", t->id, err);
+		l2tp_cc_discard(t->cc, L2TP_STOPCCN_GENERAL_ERROR, "recovery not started");
+		fo.restore_failed++;
+		return;
+	}
+	fo.restored++;
+	log_info("tunnel %u (peer %s, %u sessions): restored after a crash, recovering "
+		 "(RFC 4951)", t->id, sockaddr_ntop(&t->remote.sa), ns);
+}
+
+static int read_file(uint8_t **out, size_t *len)
+{
+	struct stat st;
+	ssize_t n;
+	int fd = open(fo.path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || st.st_size < 20 || (*out = malloc((size_t)st.st_size)) == NULL) {
+		close(fd);
+		return -1;
+	}
+	n = read(fd, *out, (size_t)st.st_size);
+	close(fd);
+	if (n != st.st_size) {
+		free(*out);
+		return -1;
+	}
+	*len = (size_t)n;
+	return 0;
+}
+
+void failover_recover(bool handed_over)
+{
+	struct usl_unpack r;
+	uint8_t *buf = NULL;
+	size_t len = 0, blen;
+	uint32_t n;
+
+	if (!fo.enabled)
+		return;
+	if (handed_over || read_file(&buf, &len) < 0) {
+		/* what was handed over is what we hold: the file says so from now on */
+		fo.dirty = handed_over;
+		if (handed_over)
+			usl_timer_arm(l2tpd.timers, &fo.timer, usl_time_ms(FO_WRITE_MS));
+		return;
+	}
+	usl_unpack_init(&r, buf + len - 4, 4);
+	if (memcmp(buf, FO_MAGIC, 8) != 0 ||
+	    (uint32_t)crc32(0L, buf, (uInt)(len - 4)) != usl_unpack_u32(&r)) {
+		log_warnx("failover: %s is not a state this version reads (or is damaged): "
+			  "nothing to recover", fo.path);
+		free(buf);
+		return;
+	}
+	usl_unpack_init(&r, buf + 8, len - 12);
+	if (usl_unpack_u32(&r) != FO_VERSION) {
+		log_warnx("failover: %s is of another version: nothing to recover", fo.path);
+		free(buf);
+		return;
+	}
+	n = usl_unpack_u32(&r);
+	log_info("failover: %u tunnels recorded before a crash: recovering them", n);
+	for (uint32_t i = 0; i < n && !r.bad; i++) {
+		const uint8_t *rec = usl_unpack_blob(&r, &blen);
+
+		if (rec != NULL && !r.bad)
+			recover_one(rec, blen);
+	}
+	if (r.bad)
+		log_warnx("failover: %s is malformed past %u tunnels", fo.path, fo.restored);
+	free(buf);
+	fo.last_tunnels = n;
+	fo.dirty = true;
+	usl_timer_arm(l2tpd.timers, &fo.timer, usl_time_ms(FO_WRITE_MS));
+}
+
+void failover_stop(bool restarting)
+{
+	if (!fo.enabled)
+		return;
+	usl_timer_cancel(&fo.timer);
+	event_unsubscribe(on_event, NULL);
+	/* a clean stop told the peers: there is nothing to recover */
+	if (!restarting && unlink(fo.path) < 0 && errno != ENOENT)
+		log_warn("failover: %s", fo.path);
+	fo.enabled = false;
+}
+
+void failover_stats(unsigned *restored, unsigned *failed)
+{
+	*restored = fo.restored;
+	*failed = fo.restore_failed;
+}
