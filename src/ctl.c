@@ -888,6 +888,7 @@ static void h_show_daemon(struct ctl_conn *c, int64_t id, json_object *args)
 	json_add_str(o, "hostname", l2tpd.hostname);
 	json_add_str(o, "router_id", router_id_str(l2tpd.router_id));
 	json_object_object_add(o, "start", handover_json());
+	json_object_object_add(o, "failover", failover_json());
 	json_add_str(o, "config", l2tpd.conf_path ? l2tpd.conf_path : "");
 	json_add_int(o, "tunnels", l2tpd.n_tunnels);
 	json_add_int(o, "tunnels_established", l2tpd.n_tunnels_up);

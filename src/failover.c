@@ -166,8 +166,12 @@ int failover_init(void)
 	return event_subscribe(on_event, NULL);
 }
 
-/* One recorded tunnel: restored, marked resync, and its recovery started. */
-static void recover_one(const uint8_t *rec, size_t len)
+/*
+ * One recorded tunnel: restored on its old address and port, marked
+ * resync.  Its recovery starts once all are restored: a recovery
+ * connection's ephemeral port must not take one a restored tunnel needs.
+ */
+static struct tunnel *restore_one(const uint8_t *rec, size_t len)
 {
 	struct usl_unpack r;
 	struct tunnel *t;
@@ -180,12 +184,24 @@ static void recover_one(const uint8_t *rec, size_t len)
 	if (t == NULL) {
 		log_warnx("failover: a tunnel was not restored: %s", err);
 		fo.restore_failed++;
-		return;
+		return NULL;
 	}
 	deadline = usl_time_add(usl_time_ms(t->prof->setup_timeout_ms ? t->prof->setup_timeout_ms
 								      : 60000),
 				usl_time_ms(FO_RESYNC_SLACK_MS));
 	l2tp_cc_set_resync(t->cc, deadline);
+	log_info("tunnel %u (peer %s, %u sessions): restored after a crash", t->id,
+		 sockaddr_ntop(&t->remote.sa), ns);
+	return t;
+}
+
+static void recover_one(uint32_t id)
+{
+	struct tunnel *t = tunnel_find(id);
+	char err[256];
+
+	if (t == NULL || t->cc == NULL || l2tp_cc_failover_state(t->cc) != L2TP_FO_RESYNC)
+		return;
 	if (tunnel_recover(t, err, sizeof(err)) == NULL) {
 		log_warnx("tunnel %u: recovery not started (%s): cleared silently", t->id, err);
 		l2tp_cc_discard(t->cc, L2TP_STOPCCN_GENERAL_ERROR, "recovery not started");
@@ -193,8 +209,6 @@ static void recover_one(const uint8_t *rec, size_t len)
 		return;
 	}
 	fo.restored++;
-	log_info("tunnel %u (peer %s, %u sessions): restored after a crash, recovering "
-		 "(RFC 4951)", t->id, sockaddr_ntop(&t->remote.sa), ns);
 }
 
 static int read_file(uint8_t **out, size_t *len)
@@ -224,7 +238,7 @@ void failover_recover(bool handed_over)
 	struct usl_unpack r;
 	uint8_t *buf = NULL;
 	size_t len = 0, blen;
-	uint32_t n;
+	uint32_t n, got = 0, *ids;
 
 	if (!fo.enabled)
 		return;
@@ -251,14 +265,19 @@ void failover_recover(bool handed_over)
 	}
 	n = usl_unpack_u32(&r);
 	log_info("failover: %u tunnels recorded before a crash: recovering them", n);
-	for (uint32_t i = 0; i < n && !r.bad; i++) {
+	ids = calloc(n ? n : 1, sizeof(*ids));
+	for (uint32_t i = 0; ids != NULL && i < n && !r.bad; i++) {
 		const uint8_t *rec = usl_unpack_blob(&r, &blen);
+		struct tunnel *t = rec != NULL && !r.bad ? restore_one(rec, blen) : NULL;
 
-		if (rec != NULL && !r.bad)
-			recover_one(rec, blen);
+		if (t != NULL)
+			ids[got++] = t->id;
 	}
 	if (r.bad)
-		log_warnx("failover: %s is malformed past %u tunnels", fo.path, fo.restored);
+		log_warnx("failover: %s is malformed past %u tunnels", fo.path, got);
+	for (uint32_t i = 0; i < got; i++)
+		recover_one(ids[i]);
+	free(ids);
 	free(buf);
 	fo.last_tunnels = n;
 	fo.dirty = true;
@@ -277,8 +296,14 @@ void failover_stop(bool restarting)
 	fo.enabled = false;
 }
 
-void failover_stats(unsigned *restored, unsigned *failed)
+json_object *failover_json(void)
 {
-	*restored = fo.restored;
-	*failed = fo.restore_failed;
+	json_object *o = json_object_new_object();
+
+	json_add_str(o, "file", fo.path);
+	json_add_int(o, "recorded_tunnels", fo.last_tunnels);
+	json_object_object_add(o, "write_pending", json_object_new_boolean(fo.dirty));
+	json_add_int(o, "restored_after_crash", fo.restored);
+	json_add_int(o, "not_restored", fo.restore_failed);
+	return o;
 }

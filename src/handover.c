@@ -787,15 +787,7 @@ json_object *handover_json(void)
 	if (ho.start == START_FELL_BACK)
 		json_add_str(o, "reason", ho.why);
 	json_add_int(o, "fallbacks", (int64_t)ho.fallbacks);
-	{
-		unsigned restored, failed;
 
-		failover_stats(&restored, &failed);
-		if (restored + failed > 0) {
-			json_add_int(o, "crash_tunnels_restored", restored);
-			json_add_int(o, "crash_tunnels_not_restored", failed);
-		}
-	}
 	json_object_object_add(o, "restarting", json_object_new_boolean(ho.active));
 	return o;
 }

@@ -523,7 +523,7 @@ int failover_init(void);
 void failover_recover(bool handed_over);
 /* At the end: a clean stop removes the record, a restart keeps it. */
 void failover_stop(bool restarting);
-void failover_stats(unsigned *restored, unsigned *failed);
+json_object *failover_json(void);	/* for `show daemon` */
 
 /* pwred.c: pseudowire redundancy (static sessions with backup tunnels) */
 struct pwred_state {

@@ -47,6 +47,7 @@ INTEGRATION_TESTS = \
 	tests/integration/refusal-auth.sh \
 	tests/integration/forgotten-ccid.sh \
 	tests/integration/handover.sh \
+	tests/integration/failover.sh \
 	tests/integration/pwred.sh \
 	tests/integration/reload-peers.sh \
 	tests/integration/reload-live.sh \
