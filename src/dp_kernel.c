@@ -99,6 +99,7 @@
 #define COOKIE_LOOK_MS	1000		/* a young session's counters: first look */
 #define COOKIE_LOOK_MAX_MS 30000	/* then at doubling intervals up to this */
 #define COOKIE_WATCH_MS	(5 * 60 * 1000)	/* for this long after it came up */
+#define STATS_LINGER_MS	(5 * 60 * 1000)	/* every session's counters: refreshed this long after a scrape */
 #define ETH_OVERHEAD	14
 #define VLAN_OVERHEAD	4
 
@@ -250,6 +251,14 @@ static struct {
 	bool kept_sess_init;
 	struct usl_timer adopt_timer;	/* the first loop turn: adoption is over */
 	unsigned adopted_tunnels, adopted_sessions;
+	/* every session's counters, for scrapes: one dump at a time */
+	bool stats_dumping;		/* a dump on its way */
+	bool stats_have;		/* one came in */
+	usl_time stats_started;		/* the last dump sent */
+	usl_time stats_at;		/* the last one in was sent then: its counters are newer */
+	usl_time stats_wanted;		/* the last scrape */
+	int64_t stats_interval_ms;	/* the scrapes' interval between dumps */
+	struct usl_timer stats_timer;	/* the next dump, while someone scrapes */
 	/* state file */
 	int lock_fd;
 	struct dps_writer rec;
@@ -2057,14 +2066,13 @@ static uint64_t attr_u64(const struct nlattr *a)
 	return a && mnl_attr_validate(a, MNL_TYPE_U64) == 0 ? mnl_attr_get_u64(a) : 0;
 }
 
-static void stats_data(struct kreq *r, const struct nlmsghdr *nlh)
+/* A SESSION_GET answer's (or dump part's) counters, tb its attributes, into ks's cache. */
+static void stats_set(struct ksession *ks, const struct nlattr **tb)
 {
-	const struct nlattr *tb[L2TP_ATTR_MAX + 1], *st[L2TP_ATTR_STATS_MAX + 1] = { 0 };
+	const struct nlattr *st[L2TP_ATTR_STATS_MAX + 1] = { 0 };
 	struct attr_table t = { st, L2TP_ATTR_STATS_MAX };
-	struct ksession *ks = r->obj;
 	struct dp_session_stats *o = &ks->stats;
 
-	l2tp_attrs(nlh, tb);
 	if (tb[L2TP_ATTR_STATS] == NULL)
 		return;
 	mnl_attr_parse_nested(tb[L2TP_ATTR_STATS], attr_cb, &t);
@@ -2082,6 +2090,14 @@ static void stats_data(struct kreq *r, const struct nlmsghdr *nlh)
 	ks->stats_valid = true;
 	ks->stats_at = now();
 	cookie_verdict(ks);
+}
+
+static void stats_data(struct kreq *r, const struct nlmsghdr *nlh)
+{
+	const struct nlattr *tb[L2TP_ATTR_MAX + 1];
+
+	l2tp_attrs(nlh, tb);
+	stats_set(r->obj, tb);
 }
 
 static void session_check_gone(struct ksession *ks, int err);
@@ -2167,6 +2183,99 @@ static int kernel_session_stats(const struct session *s, struct dp_session_stats
 	}
 	stats_refresh(ks);
 	if (!ks->stats_valid) {
+		errno = EAGAIN;
+		return -1;
+	}
+	*st = ks->stats;
+	return 0;
+}
+
+/*
+ * Every session's counters for the metrics: one SESSION_GET dump brings
+ * them all, never a request per session.  A scrape asks for it when the
+ * last is older than its interval and answers from the cache meanwhile;
+ * then a timer dumps again one interval after each dump was sent, for as
+ * long as scrapes keep coming (STATS_LINGER_MS after the last), so the
+ * counters a scrape sees are at most about one interval old whatever the
+ * scrape interval, and nothing is dumped on a daemon nobody scrapes.
+ */
+static struct ksession *ksession_up(uint32_t tid, uint32_t sid);
+
+static void stats_dump_data(struct kreq *r, const struct nlmsghdr *nlh)
+{
+	const struct nlattr *tb[L2TP_ATTR_MAX + 1];
+	struct ksession *ks;
+
+	(void)r;
+	l2tp_attrs(nlh, tb);
+	ks = ksession_up(attr_u32(tb[L2TP_ATTR_CONN_ID]), attr_u32(tb[L2TP_ATTR_SESSION_ID]));
+	if (ks != NULL)		/* not one of ours, or not up: nobody asks for it */
+		stats_set(ks, tb);
+}
+
+static bool stats_wanted(void)
+{
+	return usl_time_to_ms(usl_time_sub(now(), kdp.stats_wanted)) < STATS_LINGER_MS;
+}
+
+static void stats_dump_done(struct kreq *r, int err, const char *ext)
+{
+	int64_t since;
+
+	(void)r;
+	kdp.stats_dumping = false;
+	if (err == 0) {
+		kdp.stats_have = true;
+		kdp.stats_at = kdp.stats_started;
+	} else {
+		log_warnx_rl(&nl_rl, now(), "kernel: session counters dump: %s%s%s",
+			     strerror(-err), ext ? ": " : "", ext ? ext : "");
+	}
+	if (!stats_wanted())
+		return;
+	since = usl_time_to_ms(usl_time_sub(now(), kdp.stats_started));
+	usl_timer_arm(l2tpd.timers, &kdp.stats_timer,
+		      usl_time_ms(since < kdp.stats_interval_ms ? kdp.stats_interval_ms - since : 0));
+}
+
+static void stats_dump(void)
+{
+	if (kreq_submit(l2tp_msg(L2TP_CMD_SESSION_GET, NLM_F_DUMP), NULL, stats_dump_done,
+			stats_dump_data) == NULL)
+		return;		/* out of memory: the next scrape tries again */
+	kdp.stats_dumping = true;
+	kdp.stats_started = now();
+}
+
+static void on_stats_timer(struct usl_timer *tm)
+{
+	(void)tm;
+	if (!kdp.stats_dumping && stats_wanted())
+		stats_dump();
+}
+
+static int64_t kernel_stats_refresh_all(int64_t interval_ms)
+{
+	kdp.stats_wanted = now();
+	kdp.stats_interval_ms = interval_ms;
+	/* an armed timer has the next dump; a dump under way is the next */
+	if (!kdp.stats_dumping && !usl_timer_armed(&kdp.stats_timer) &&
+	    (!kdp.stats_have ||
+	     usl_time_to_ms(usl_time_sub(now(), kdp.stats_started)) >= interval_ms))
+		stats_dump();
+	return kdp.stats_have ? usl_time_to_ms(usl_time_sub(now(), kdp.stats_at)) : -1;
+}
+
+/* What the last dump in (or a later SESSION_GET) brought: none older. */
+static int kernel_session_stats_cached(const struct session *s, struct dp_session_stats *st)
+{
+	const struct ksession *ks = s->dp_priv;
+
+	if (ks == NULL || ks->state != K_UP) {
+		errno = ENOENT;
+		return -1;
+	}
+	if (!kdp.stats_have || !ks->stats_valid || usl_time_cmp(ks->stats_at, kdp.stats_at) < 0) {
 		errno = EAGAIN;
 		return -1;
 	}
@@ -3318,6 +3427,7 @@ static void kernel_close(void)
 	usl_timer_cancel(&kdp.confirm_timer);
 	usl_timer_cancel(&kdp.retry_timer);
 	usl_timer_cancel(&kdp.adopt_timer);
+	usl_timer_cancel(&kdp.stats_timer);
 	if (kdp.flush_ev != NULL)
 		event_free(kdp.flush_ev);
 	kdp.flush_ev = NULL;
@@ -3348,6 +3458,7 @@ static int kernel_setup(char *err, size_t errlen)
 	usl_timer_init(&kdp.verify_timer, on_verify_timer);
 	usl_timer_init(&kdp.confirm_timer, on_confirm_timer);
 	usl_timer_init(&kdp.adopt_timer, on_adopt_timer);
+	usl_timer_init(&kdp.stats_timer, on_stats_timer);
 	usl_list_init(&kdp.confirm_q);
 	kdp.flush_ev = event_new(usl_loop_base(l2tpd.loop), -1, 0, on_flush_event, NULL);
 	if (kdp.flush_ev == NULL) {
@@ -3442,6 +3553,8 @@ const struct dp_ops dp_kernel_ops = {
 	.session_prepare = kernel_session_prepare,
 	.session_delete = kernel_session_delete,
 	.session_stats = kernel_session_stats,
+	.stats_refresh_all = kernel_stats_refresh_all,
+	.session_stats_cached = kernel_session_stats_cached,
 	.describe = kernel_describe,
 	.session_modify = kernel_session_modify,
 	.pw_types = kernel_pw_types,
