@@ -25,6 +25,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,15 @@ struct census {
 #define MX_MAX_CLIENTS		16	/* scrapes at once; more are refused at once */
 #define MX_DEADLINE_S		10	/* a connection's whole life, however busy */
 #define MX_MAX_REQUEST		8192	/* request line and headers */
+/*
+ * Sessions' data-plane counters are at most about this old: the data plane
+ * refreshes them all in one go (the kernel's: one netlink dump) at most
+ * this often, and only while scrapes come.  Under Prometheus' usual 15 s
+ * to 1 min scrape interval, so a scrape sees counters at most this old
+ * whatever its own interval; and one dump every 10 s is cheap next to the
+ * scrape itself, even at 100,000 sessions (doc/benchmarks.md).
+ */
+#define MX_STATS_INTERVAL_MS	10000
 
 /* One HTTP client: it sends its request, gets the reply, and goes. */
 struct mx_conn {
@@ -570,9 +580,22 @@ struct mx_objs {
 	size_t n, cap;
 };
 
+/* A session's data-plane counters: which session (in scrape.sessions) and what. */
+struct mx_ctr {
+	size_t obj;
+	struct dp_session_stats st;
+};
+
+struct mx_ctrs {
+	struct mx_ctr *v;
+	size_t n, cap;
+};
+
 struct scrape {
 	struct obuf arena;
 	struct mx_objs tunnels, sessions;
+	struct mx_ctrs ctrs;		/* the sessions whose counters are known */
+	int64_t stats_age_ms;		/* of those counters; -1: none known */
 	unsigned static_tunnels_down, static_sessions_down;
 	int64_t now_ms;			/* Unix */
 	usl_time mono;			/* the same instant on the daemon's clock */
@@ -653,6 +676,30 @@ static void session_obj(struct scrape *sc, const char *tunnel, uint32_t id,
 	o->changed_ms = changed_ms;
 }
 
+/* The session just listed (the last of sc->sessions) has these data-plane counters. */
+static void ctr_add(struct scrape *sc, const struct dp_session_stats *st)
+{
+	struct mx_ctrs *c = &sc->ctrs;
+	struct mx_ctr *v;
+
+	if (sc->arena.oom || sc->sessions.n == 0)
+		return;		/* the session's series failed: the scrape does */
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 256;
+
+		v = realloc(c->v, cap * sizeof(*v));
+		if (v == NULL) {
+			sc->arena.oom = true;
+			return;
+		}
+		c->v = v;
+		c->cap = cap;
+	}
+	c->v[c->n].obj = sc->sessions.n - 1;
+	c->v[c->n].st = *st;
+	c->n++;
+}
+
 /* The name's record, marked as listed by this scrape (and whether it is up). */
 static struct mx_name *name_seen(const char *tunnel, const char *sess, bool up)
 {
@@ -685,6 +732,7 @@ static void walk_live(struct scrape *sc)
 			   obj_changed(sc, r, t->up, t->established, t->created));
 		usl_list_foreach(pos, &t->sessions) {
 			const struct session *s = usl_container_of(pos, struct session, tunnel_link);
+			struct dp_session_stats ctr;
 
 			if (s->sess == NULL || l2tp_sess_state(s->sess) == L2TP_SESS_CLOSED)
 				continue;
@@ -692,6 +740,9 @@ static void walk_live(struct scrape *sc)
 			event_names_get(t, s, &en);
 			session_obj(sc, en.tunnel, s->id, &en, s->up,
 				    obj_changed(sc, r, s->up, s->established, s->created));
+			/* counters not known yet are left out, not reported as 0 */
+			if (sc->stats_age_ms >= 0 && l2tpd.dp->session_stats_cached(s, &ctr) == 0)
+				ctr_add(sc, &ctr);
 		}
 	}
 }
@@ -817,14 +868,71 @@ static void flaps_out(struct obuf *b, bool sessions)
 	}
 }
 
+/* The data plane's per-session counters: the names `session show` gives them. */
+static const struct {
+	const char *name, *help;
+	size_t off;
+} mx_ctr_families[] = {
+	{ "l2tpv3d_session_rx_packets_total", "Data packets received on the session.",
+	  offsetof(struct dp_session_stats, rx_packets) },
+	{ "l2tpv3d_session_rx_bytes_total", "Data octets received on the session.",
+	  offsetof(struct dp_session_stats, rx_bytes) },
+	{ "l2tpv3d_session_rx_errors_total", "Data packets received with errors.",
+	  offsetof(struct dp_session_stats, rx_errors) },
+	{ "l2tpv3d_session_tx_packets_total", "Data packets sent on the session.",
+	  offsetof(struct dp_session_stats, tx_packets) },
+	{ "l2tpv3d_session_tx_bytes_total", "Data octets sent on the session.",
+	  offsetof(struct dp_session_stats, tx_bytes) },
+	{ "l2tpv3d_session_tx_errors_total", "Data packets the data plane failed to send.",
+	  offsetof(struct dp_session_stats, tx_errors) },
+	{ "l2tpv3d_session_rx_seq_discards_total",
+	  "Data packets discarded for their sequence number.",
+	  offsetof(struct dp_session_stats, rx_seq_discards) },
+	{ "l2tpv3d_session_rx_oos_packets_total", "Data packets received out of sequence.",
+	  offsetof(struct dp_session_stats, rx_oos_packets) },
+	{ "l2tpv3d_session_rx_cookie_discards_total",
+	  "Data packets discarded because their cookie did not match (0 on kernels before 5.7).",
+	  offsetof(struct dp_session_stats, rx_cookie_discards) },
+};
+
+/* The counters' age, then each counter family over the sessions that have them. */
+static void ctrs_out(struct obuf *b, const struct scrape *sc)
+{
+	if (sc->stats_age_ms < 0)
+		return;
+	ob_family(b, "l2tpv3d_dataplane_stats_age_seconds", "gauge",
+		  "How old the sessions' data-plane counters are at most (refreshed in one go "
+		  "while scraped).");
+	ob_str(b, "l2tpv3d_dataplane_stats_age_seconds ");
+	ob_seconds(b, sc->stats_age_ms);
+	ob_put(b, "\n", 1);
+	if (sc->ctrs.n == 0)
+		return;
+	for (size_t f = 0; f < sizeof(mx_ctr_families) / sizeof(mx_ctr_families[0]); f++) {
+		ob_family(b, mx_ctr_families[f].name, "counter", mx_ctr_families[f].help);
+		for (size_t i = 0; i < sc->ctrs.n; i++) {
+			const struct mx_ctr *c = &sc->ctrs.v[i];
+			uint64_t v;
+
+			memcpy(&v, (const char *)&c->st + mx_ctr_families[f].off, sizeof(v));
+			ob_sample_start(b, mx_ctr_families[f].name, sc, &sc->sessions.v[c->obj], false);
+			ob_u64(b, v);
+			ob_put(b, "\n", 1);
+		}
+	}
+}
+
 /* Every per-object family into f; -1 when out of memory. */
 static int objects(FILE *f)
 {
-	struct scrape sc = { .now_ms = real_now_ms(), .mono = usl_timerset_now(l2tpd.timers) };
+	struct scrape sc = { .now_ms = real_now_ms(), .mono = usl_timerset_now(l2tpd.timers),
+			     .stats_age_ms = -1 };
 	struct obuf out = { 0 };
 	int rc = -1;
 
 	mx_gen++;
+	if (l2tpd.dp->stats_refresh_all != NULL && l2tpd.dp->session_stats_cached != NULL)
+		sc.stats_age_ms = l2tpd.dp->stats_refresh_all(MX_STATS_INTERVAL_MS);
 	walk_live(&sc);
 	walk_static(&sc);
 	objs_out(&out, &sc, &sc.tunnels, "tunnel");
@@ -833,6 +941,7 @@ static int objects(FILE *f)
 	objs_out(&out, &sc, &sc.sessions, "session");
 	if (mx_names_ready)
 		flaps_out(&out, true);
+	ctrs_out(&out, &sc);
 	if (!sc.arena.oom && !out.oom &&
 	    (out.len == 0 || fwrite(out.p, 1, out.len, f) == out.len)) {
 		family(f, "l2tpv3d_static_not_up", "gauge",
@@ -844,6 +953,7 @@ static int objects(FILE *f)
 	free(sc.arena.p);
 	free(sc.tunnels.v);
 	free(sc.sessions.v);
+	free(sc.ctrs.v);
 	free(out.p);
 	return rc;
 }
