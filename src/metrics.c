@@ -471,8 +471,9 @@ static void mx_on_event(const struct l2tpd_event *ev, void *arg)
 
 /*
  * The output of the per-object families, written by hand: fprintf() per
- * sample is most of the cost at 100,000 sessions.  A failed allocation
- * sets oom and stops the writing; the scrape then fails as a whole.
+ * sample is most of the cost at 100,000 sessions.  They are appended to
+ * the daemon-wide part's buffer, never copied.  A failed allocation sets
+ * oom and stops the writing; the scrape then fails as a whole.
  */
 struct obuf {
 	char *p;
@@ -895,6 +896,37 @@ static const struct {
 	  offsetof(struct dp_session_stats, rx_cookie_discards) },
 };
 
+/*
+ * NAME{LABELS} VALUE, with one check for room: a counter family has a
+ * line per session and 100,000 sessions, so this is the hot path.
+ */
+static void ob_ctr(struct obuf *b, const char *name, size_t name_len, const char *labels,
+		   size_t labels_len, uint64_t v)
+{
+	char d[20];
+	size_t nd = sizeof(d), len;
+	char *p;
+
+	do
+		d[--nd] = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	len = name_len + labels_len + (sizeof(d) - nd) + 4;
+	if (!ob_room(b, len))
+		return;
+	p = b->p + b->len;
+	memcpy(p, name, name_len);
+	p += name_len;
+	*p++ = '{';
+	memcpy(p, labels, labels_len);
+	p += labels_len;
+	*p++ = '}';
+	*p++ = ' ';
+	memcpy(p, d + nd, sizeof(d) - nd);
+	p += sizeof(d) - nd;
+	*p = '\n';
+	b->len += len;
+}
+
 /* The counters' age, then each counter family over the sessions that have them. */
 static void ctrs_out(struct obuf *b, const struct scrape *sc)
 {
@@ -909,58 +941,76 @@ static void ctrs_out(struct obuf *b, const struct scrape *sc)
 	if (sc->ctrs.n == 0)
 		return;
 	for (size_t f = 0; f < sizeof(mx_ctr_families) / sizeof(mx_ctr_families[0]); f++) {
-		ob_family(b, mx_ctr_families[f].name, "counter", mx_ctr_families[f].help);
+		const char *name = mx_ctr_families[f].name;
+		size_t name_len = strlen(name);
+
+		ob_family(b, name, "counter", mx_ctr_families[f].help);
 		for (size_t i = 0; i < sc->ctrs.n; i++) {
 			const struct mx_ctr *c = &sc->ctrs.v[i];
+			const struct mx_obj *o = &sc->sessions.v[c->obj];
 			uint64_t v;
 
 			memcpy(&v, (const char *)&c->st + mx_ctr_families[f].off, sizeof(v));
-			ob_sample_start(b, mx_ctr_families[f].name, sc, &sc->sessions.v[c->obj], false);
-			ob_u64(b, v);
-			ob_put(b, "\n", 1);
+			ob_ctr(b, name, name_len, sc->arena.p + o->off, o->id_len, v);
 		}
 	}
 }
 
-/* Every per-object family into f; -1 when out of memory. */
-static int objects(FILE *f)
+/* l2tpv3d_static_not_up{object="WHAT"} N */
+static void ob_not_up(struct obuf *b, const char *what, unsigned n)
 {
+	ob_str(b, "l2tpv3d_static_not_up{object=\"");
+	ob_str(b, what);
+	ob_str(b, "\"} ");
+	ob_u64(b, n);
+	ob_put(b, "\n", 1);
+}
+
+/*
+ * Every per-object family appended to out; -1 when out of memory.  Room
+ * for as much as the last scrape wrote is made first: growing a buffer
+ * of 100 MB by doubling would copy most of it again.
+ */
+static int objects(struct obuf *out)
+{
+	static size_t last_len;
 	struct scrape sc = { .now_ms = real_now_ms(), .mono = usl_timerset_now(l2tpd.timers),
 			     .stats_age_ms = -1 };
-	struct obuf out = { 0 };
 	int rc = -1;
 
+	if (last_len > out->len)
+		ob_room(out, last_len - out->len);
 	mx_gen++;
 	if (l2tpd.dp->stats_refresh_all != NULL && l2tpd.dp->session_stats_cached != NULL)
 		sc.stats_age_ms = l2tpd.dp->stats_refresh_all(MX_STATS_INTERVAL_MS);
 	walk_live(&sc);
 	walk_static(&sc);
-	objs_out(&out, &sc, &sc.tunnels, "tunnel");
+	objs_out(out, &sc, &sc.tunnels, "tunnel");
 	if (mx_names_ready)
-		flaps_out(&out, false);
-	objs_out(&out, &sc, &sc.sessions, "session");
+		flaps_out(out, false);
+	objs_out(out, &sc, &sc.sessions, "session");
 	if (mx_names_ready)
-		flaps_out(&out, true);
-	ctrs_out(&out, &sc);
-	if (!sc.arena.oom && !out.oom &&
-	    (out.len == 0 || fwrite(out.p, 1, out.len, f) == out.len)) {
-		family(f, "l2tpv3d_static_not_up", "gauge",
-		       "Configured tunnels and sessions that are not up (but for those shut down).");
-		labelled(f, "l2tpv3d_static_not_up", "object", "tunnel", sc.static_tunnels_down);
-		labelled(f, "l2tpv3d_static_not_up", "object", "session", sc.static_sessions_down);
+		flaps_out(out, true);
+	ctrs_out(out, &sc);
+	ob_family(out, "l2tpv3d_static_not_up", "gauge",
+		  "Configured tunnels and sessions that are not up (but for those shut down).");
+	ob_not_up(out, "tunnel", sc.static_tunnels_down);
+	ob_not_up(out, "session", sc.static_sessions_down);
+	if (!sc.arena.oom && !out->oom) {
+		last_len = out->len;
 		rc = 0;
 	}
 	free(sc.arena.p);
 	free(sc.tunnels.v);
 	free(sc.sessions.v);
 	free(sc.ctrs.v);
-	free(out.p);
 	return rc;
 }
 
 char *metrics_text(size_t *len)
 {
 	struct census c;
+	struct obuf out;
 	char *buf = NULL;
 	size_t n = 0;
 	FILE *f = open_memstream(&buf, &n);
@@ -974,18 +1024,19 @@ char *metrics_text(size_t *len)
 	pools(f);
 	traffic(f, &c);
 	control(f);
-	if (objects(f) < 0) {
-		fclose(f);
-		free(buf);
-		return NULL;
-	}
 	if (fclose(f) != 0) {
 		free(buf);
 		return NULL;
 	}
+	/* open_memstream's buffer is malloc()ed: the rest goes on its end */
+	out = (struct obuf){ .p = buf, .len = n, .cap = n };
+	if (objects(&out) < 0) {
+		free(out.p);
+		return NULL;
+	}
 	if (len != NULL)
-		*len = n;
-	return buf;
+		*len = out.len;
+	return out.p;
 }
 
 /* ---- /metrics over HTTP ------------------------------------------------- */
