@@ -100,6 +100,7 @@
 #define COOKIE_LOOK_MAX_MS 30000	/* then at doubling intervals up to this */
 #define COOKIE_WATCH_MS	(5 * 60 * 1000)	/* for this long after it came up */
 #define STATS_LINGER_MS	(5 * 60 * 1000)	/* every session's counters: refreshed this long after a scrape */
+#define STATS_DUTY	10		/* and a dump at most 1/10 of the time, however slow the kernel's */
 #define ETH_OVERHEAD	14
 #define VLAN_OVERHEAD	4
 
@@ -255,6 +256,7 @@ static struct {
 	bool stats_dumping;		/* a dump on its way */
 	bool stats_have;		/* one came in */
 	usl_time stats_started;		/* the last dump sent */
+	usl_time stats_next;		/* the last one in: the next not before */
 	usl_time stats_at;		/* the last one in was sent then: its counters are newer */
 	usl_time stats_wanted;		/* the last scrape */
 	int64_t stats_interval_ms;	/* the scrapes' interval between dumps */
@@ -2197,7 +2199,10 @@ static int kernel_session_stats(const struct session *s, struct dp_session_stats
  * then a timer dumps again one interval after each dump was sent, for as
  * long as scrapes keep coming (STATS_LINGER_MS after the last), so the
  * counters a scrape sees are at most about one interval old whatever the
- * scrape interval, and nothing is dumped on a daemon nobody scrapes.
+ * scrape interval, and nothing is dumped on a daemon nobody scrapes.  A
+ * kernel whose dump is slow (before 6.12 it walks its lists from the start
+ * for every tunnel and session: quadratic) gets a longer interval, so that
+ * dumping takes at most 1/STATS_DUTY of the time.
  */
 static struct ksession *ksession_up(uint32_t tid, uint32_t sid);
 
@@ -2220,9 +2225,12 @@ static bool stats_wanted(void)
 
 static void stats_dump_done(struct kreq *r, int err, const char *ext)
 {
-	int64_t since;
+	int64_t took = usl_time_to_ms(usl_time_sub(now(), kdp.stats_started));
+	int64_t gap = took * STATS_DUTY > kdp.stats_interval_ms ? took * STATS_DUTY :
+		      kdp.stats_interval_ms;
 
 	(void)r;
+	kdp.stats_next = usl_time_add(kdp.stats_started, usl_time_ms(gap));
 	kdp.stats_dumping = false;
 	if (err == 0) {
 		kdp.stats_have = true;
@@ -2231,11 +2239,8 @@ static void stats_dump_done(struct kreq *r, int err, const char *ext)
 		log_warnx_rl(&nl_rl, now(), "kernel: session counters dump: %s%s%s",
 			     strerror(-err), ext ? ": " : "", ext ? ext : "");
 	}
-	if (!stats_wanted())
-		return;
-	since = usl_time_to_ms(usl_time_sub(now(), kdp.stats_started));
-	usl_timer_arm(l2tpd.timers, &kdp.stats_timer,
-		      usl_time_ms(since < kdp.stats_interval_ms ? kdp.stats_interval_ms - since : 0));
+	if (stats_wanted())
+		usl_timer_arm(l2tpd.timers, &kdp.stats_timer, usl_time_ms(gap - took));
 }
 
 static void stats_dump(void)
@@ -2260,8 +2265,7 @@ static int64_t kernel_stats_refresh_all(int64_t interval_ms)
 	kdp.stats_interval_ms = interval_ms;
 	/* an armed timer has the next dump; a dump under way is the next */
 	if (!kdp.stats_dumping && !usl_timer_armed(&kdp.stats_timer) &&
-	    (!kdp.stats_have ||
-	     usl_time_to_ms(usl_time_sub(now(), kdp.stats_started)) >= interval_ms))
+	    usl_time_cmp(now(), kdp.stats_next) >= 0)
 		stats_dump();
 	return kdp.stats_have ? usl_time_to_ms(usl_time_sub(now(), kdp.stats_at)) : -1;
 }
