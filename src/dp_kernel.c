@@ -101,6 +101,7 @@
 #define COOKIE_WATCH_MS	(5 * 60 * 1000)	/* for this long after it came up */
 #define STATS_LINGER_MS	(5 * 60 * 1000)	/* every session's counters: refreshed this long after a scrape */
 #define STATS_DUTY	10		/* and a dump at most 1/10 of the time, however slow the kernel's */
+#define STATS_RX_PARTS	4		/* its parts read (and so made by the kernel) per loop turn */
 #define ETH_OVERHEAD	14
 #define VLAN_OVERHEAD	4
 
@@ -225,12 +226,14 @@ struct nlchan {
 	int fd;
 	struct usl_fd *ev;
 	unsigned answer_cost;		/* receive buffer one answer takes */
+	unsigned rx_max;		/* datagrams read per readable event */
 	unsigned n_inflight, window, window_max;
 	struct usl_list queue;		/* struct kreq, unsent */
 };
 
 static struct {
 	struct nlchan gnl, rtnl;
+	struct nlchan dump;		/* l2tp too, for the counters' dump alone (stats_dump) */
 	uint16_t family;
 	uint32_t seq;
 	struct usl_hash inflight;	/* struct kreq by seq */
@@ -265,7 +268,7 @@ static struct {
 	int lock_fd;
 	struct dps_writer rec;
 	struct usl_timer rec_timer;	/* next rewrite attempt after a failed one */
-} kdp = { .gnl.fd = -1, .rtnl.fd = -1, .rec.fd = -1, .lock_fd = -1 };
+} kdp = { .gnl.fd = -1, .rtnl.fd = -1, .dump.fd = -1, .rec.fd = -1, .lock_fd = -1 };
 
 static struct log_ratelimit nl_rl = LOG_RATELIMIT_INIT(10, 10);
 /* a full disk retries every second: a few lines a minute, and the count */
@@ -445,6 +448,7 @@ static void nl_flush(void)
 	rec_flush();	/* "+id" must be on file before the kernel has the tunnel */
 	chan_flush(&kdp.gnl);
 	chan_flush(&kdp.rtnl);
+	chan_flush(&kdp.dump);
 }
 
 static void on_flush_event(evutil_socket_t fd, short what, void *arg)
@@ -644,17 +648,21 @@ static void nl_resync(struct nlchan *ch, const char *why)
 static struct mmsghdr rx_msgs[RX_BATCH];
 static struct iovec rx_iov[RX_BATCH];
 
+/* What ch has, up to its rx_max datagrams: the loop comes back for the rest. */
 static void nl_read(struct nlchan *ch)
 {
+	unsigned left = ch->rx_max, batch;
 	bool lost = false;
 	int n;
 
-	for (int round = 0; round < RX_ROUNDS; round++) {
-		for (int i = 0; i < RX_BATCH; i++) {
+	while (left > 0) {
+		batch = left < RX_BATCH ? left : RX_BATCH;
+		for (unsigned i = 0; i < batch; i++) {
 			rx_iov[i] = (struct iovec){ rxbuf[i], RX_BUFSZ };
 			rx_msgs[i].msg_hdr = (struct msghdr){ .msg_iov = &rx_iov[i], .msg_iovlen = 1 };
 		}
-		n = recvmmsg(ch->fd, rx_msgs, RX_BATCH, MSG_DONTWAIT, NULL);
+		left -= batch;
+		n = recvmmsg(ch->fd, rx_msgs, batch, MSG_DONTWAIT, NULL);
 		if (n < 0 && errno == ENOBUFS) {
 			lost = true;
 			continue;
@@ -670,7 +678,7 @@ static void nl_read(struct nlchan *ch)
 			else
 				nl_input(ch, rxbuf[i], rx_msgs[i].msg_len);
 		}
-		if (n < RX_BATCH)
+		if ((unsigned)n < batch)
 			break;
 	}
 	if (lost)
@@ -2202,7 +2210,12 @@ static int kernel_session_stats(const struct session *s, struct dp_session_stats
  * scrape interval, and nothing is dumped on a daemon nobody scrapes.  A
  * kernel whose dump is slow (before 6.12 it walks its lists from the start
  * for every tunnel and session: quadratic) gets a longer interval, so that
- * dumping takes at most 1/STATS_DUTY of the time.
+ * dumping takes at most 1/STATS_DUTY of the time.  The kernel makes a
+ * dump's next part inside the recvmsg() that reads the last one, so the
+ * dump has a socket of its own, read STATS_RX_PARTS parts a loop turn:
+ * however long the kernel takes over a part, the daemon does its other
+ * work between a few of them.  (It is also the only dump at run time: a
+ * socket runs one dump at a time, a second is refused with EBUSY.)
  */
 static struct ksession *ksession_up(uint32_t tid, uint32_t sid);
 
@@ -2245,8 +2258,8 @@ static void stats_dump_done(struct kreq *r, int err, const char *ext)
 
 static void stats_dump(void)
 {
-	if (kreq_submit(l2tp_msg(L2TP_CMD_SESSION_GET, NLM_F_DUMP), NULL, stats_dump_done,
-			stats_dump_data) == NULL)
+	if (kreq_submit_on(&kdp.dump, l2tp_msg(L2TP_CMD_SESSION_GET, NLM_F_DUMP), NULL,
+			   stats_dump_done, stats_dump_data) == NULL)
 		return;		/* out of memory: the next scrape tries again */
 	kdp.stats_dumping = true;
 	kdp.stats_started = now();
@@ -3367,6 +3380,7 @@ static int nl_open(struct nlchan *ch, int proto, const char *name, unsigned answ
 
 	ch->name = name;
 	ch->answer_cost = answer_cost;
+	ch->rx_max = RX_ROUNDS * RX_BATCH;
 	usl_list_init(&ch->queue);
 	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		snprintf(err, errlen, "%s socket: %s", name, strerror(errno));
@@ -3398,6 +3412,7 @@ static void kernel_free_all(void)
 
 	chan_drop_queue(&kdp.gnl);
 	chan_drop_queue(&kdp.rtnl);
+	chan_drop_queue(&kdp.dump);
 	while ((n = usl_hash_first(&kdp.inflight)) != NULL) {
 		usl_hash_remove(&kdp.inflight, n);
 		free(usl_hash_entry(n, struct kreq, by_seq));
@@ -3437,6 +3452,7 @@ static void kernel_close(void)
 	kdp.flush_ev = NULL;
 	usl_fd_close(&kdp.gnl.ev, &kdp.gnl.fd);
 	usl_fd_close(&kdp.rtnl.ev, &kdp.rtnl.fd);
+	usl_fd_close(&kdp.dump.ev, &kdp.dump.fd);
 	kernel_free_all();
 	if (kdp.children)
 		child_shutdown();
@@ -3471,8 +3487,11 @@ static int kernel_setup(char *err, size_t errlen)
 	}
 	if (nl_open(&kdp.gnl, NETLINK_GENERIC, "generic netlink", NL_ACK_COST, err, errlen) < 0 ||
 	    nl_open(&kdp.rtnl, NETLINK_ROUTE, "rtnetlink", RT_ANSWER_COST, err, errlen) < 0 ||
+	    nl_open(&kdp.dump, NETLINK_GENERIC, "generic netlink (counters)", NL_ACK_COST, err,
+		    errlen) < 0 ||
 	    family_resolve(err, errlen) < 0)
 		return -1;
+	kdp.dump.rx_max = STATS_RX_PARTS;
 	if (rec_open(err, errlen) < 0)
 		return DP_ERR_STATE;
 	rc = stale_cleanup(err, errlen);
@@ -3495,7 +3514,7 @@ static int kernel_init(char *err, size_t errlen)
 	int rc;
 
 	memset(&kdp, 0, sizeof(kdp));
-	kdp.gnl.fd = kdp.rtnl.fd = kdp.rec.fd = kdp.lock_fd = -1;
+	kdp.gnl.fd = kdp.rtnl.fd = kdp.dump.fd = kdp.rec.fd = kdp.lock_fd = -1;
 	rc = kernel_setup(err, errlen);
 	if (rc < 0) {
 		kernel_close();
