@@ -981,7 +981,9 @@ static int objects(struct obuf *out)
 	if (last_len > out->len)
 		ob_room(out, last_len - out->len);
 	mx_gen++;
-	if (l2tpd.dp->stats_refresh_all != NULL && l2tpd.dp->session_stats_cached != NULL)
+	/* off (metrics_session_counters = false): none, and nothing refreshed for them */
+	if (l2tpd.conf != NULL && l2tpd.conf->metrics_session_counters &&
+	    l2tpd.dp->stats_refresh_all != NULL && l2tpd.dp->session_stats_cached != NULL)
 		sc.stats_age_ms = l2tpd.dp->stats_refresh_all(MX_STATS_INTERVAL_MS);
 	walk_live(&sc);
 	walk_static(&sc);

@@ -141,6 +141,18 @@ b_ids=$(jq -r --arg id "session_id=\"$b_sid\"" 'keys[] | select(startswith("l2tp
 [ -n "$b_ids" ] && [ "$(ctrs "$W/b.json" "$b_ids")" = "0 0 0 0 0 0 0 0 0 " ] &&
 	[ "$(jq '[keys[] | select(startswith("l2tpv3d_session_tx_bytes_total{"))] | length' "$W/b.json")" = 3 ]
 log_test $? "b: its sessions have them too (the Remote End ID's: {$b_ids})"
+# metrics_session_counters = false, applied by a reload: the same scrape without them
+sed -i 's|ctl_socket|metrics_session_counters = false; ctl_socket|' "$W/b.conf"
+ctl b reload >/dev/null && ctl b metrics | $CHECK - > "$W/b-off.json"
+rc=$?
+[ $rc = 0 ] && [ "$(series "$W/b-off.json" l2tpv3d_session_up 'remote_end_id="cust-a"')" = 1 ] &&
+	[ "$(jq '[keys[] | select(test("^l2tpv3d_session_[rt]x_|^l2tpv3d_dataplane_stats_age"))] | length' \
+		"$W/b-off.json")" = 0 ]
+log_test $? "b: metrics_session_counters = false and a reload: sessions still listed, no counters, no age"
+sed -i 's|metrics_session_counters = false; ||' "$W/b.conf"
+ctl b reload >/dev/null && ctl b metrics | $CHECK - > "$W/b-on.json" &&
+	[ "$(ctrs "$W/b-on.json" "$b_ids")" = "0 0 0 0 0 0 0 0 0 " ]
+log_test $? "b: back to the default: the counters are back"
 
 # flaps: b clears the session; a's static session comes back (5 s backoff)
 ctlj a monitor >"$W/a.mon" 2>&1 & MA=$!
