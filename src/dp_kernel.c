@@ -2208,9 +2208,9 @@ static int kernel_session_stats(const struct session *s, struct dp_session_stats
  * long as scrapes keep coming (STATS_LINGER_MS after the last), so the
  * counters a scrape sees are at most about one interval old whatever the
  * scrape interval, and nothing is dumped on a daemon nobody scrapes.  A
- * kernel whose dump is slow (before 6.12 it walks its lists from the start
- * for every tunnel and session: quadratic) gets a longer interval, so that
- * dumping takes at most 1/STATS_DUTY of the time.  The kernel makes a
+ * kernel whose dump is slow (6.1 walks its lists from the start for every
+ * tunnel and session: quadratic) gets a longer interval, so that dumping
+ * takes at most 1/STATS_DUTY of the time.  The kernel makes a
  * dump's next part inside the recvmsg() that reads the last one, so the
  * dump has a socket of its own, read STATS_RX_PARTS parts a loop turn:
  * however long the kernel takes over a part, the daemon does its other
