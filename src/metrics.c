@@ -20,7 +20,11 @@
  * object that is down has its `_up` series all the same, from the
  * configuration, with an empty ID.  Objects are made anew at each
  * connection, so what outlives them (flaps, the time of the last change)
- * is kept here per name, from the events.
+ * is kept here per name, from the events.  A session's data-plane
+ * counters come from the data plane's cache, which a scrape asks it to
+ * keep fresh (stats_refresh_all: the kernel's is one dump for all, never a
+ * request per session, never waited for); a session whose counters it
+ * does not know yet has none in the scrape, rather than zeros.
  */
 #include <arpa/inet.h>
 #include <errno.h>
