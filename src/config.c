@@ -679,6 +679,7 @@ struct l2tpd_config *config_defaults(void)
 	snprintf(c->log_level, sizeof(c->log_level), "info");
 	snprintf(c->dataplane, sizeof(c->dataplane), "kernel");
 	snprintf(c->state_dir, sizeof(c->state_dir), "%s/l2tpv3d", RUNSTATEDIR);
+	c->metrics_session_counters = true;
 
 	tunnel_profile_defaults(&c->tunnel_profiles[0]);
 	c->n_tunnel_profiles = 1;
@@ -2065,6 +2066,7 @@ static const struct opt global_opts[] = {
 	O_WORD(G, "dataplane", dataplane, dataplane_names),
 	O_STR(G, "state_dir", state_dir, check_abspath),
 	O_STR(G, "metrics_listen", metrics_listen, check_host_port),
+	O_BOOL(G, "metrics_session_counters", metrics_session_counters),
 	O_END
 };
 #undef G
@@ -2254,7 +2256,7 @@ const char *const config_known_settings[] = {
 	"global.responder_port", "global.reload_peers",
 	"global.hostname", "global.router_id", "global.secret", "global.secret_file",
 	"global.include_dir", "global.max_tunnels",
-	"global.metrics_listen",
+	"global.metrics_listen", "global.metrics_session_counters",
 	"global.max_sessions", "global.max_sessions_per_tunnel", "global.max_half_open",
 	"global.reserved_tunnels",
 	"global.snmp_config_id", "global.ctl_socket", "global.ctl_group",

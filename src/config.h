@@ -229,6 +229,7 @@ struct l2tpd_config {
 	char dataplane[16];			/* "kernel" (default) | "null" */
 	char state_dir[CFG_PATH_MAX];		/* default RUNSTATEDIR "/l2tpv3d" */
 	char metrics_listen[64];		/* "ADDR:PORT" for /metrics; "" (default): off */
+	bool metrics_session_counters;		/* default true: sessions' data-plane counters */
 	char (*reserved_ifnames)[CFG_NAME_MAX];	/* sorted: the interface names the file names */
 	unsigned n_reserved_ifnames;
 

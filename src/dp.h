@@ -59,6 +59,20 @@ struct dp_ops {
 	int (*session_prepare)(struct session *s);
 	/* Current counters; -1 with errno when unavailable. */
 	int (*session_stats)(const struct session *s, struct dp_session_stats *st);
+	/*
+	 * Optional (both or neither): every session's counters for a scrape,
+	 * with no request per session and no wait.  stats_refresh_all() says
+	 * that someone reads them all now: the data plane refreshes them in
+	 * one go (the kernel's: one dump) at most every interval_ms, and
+	 * keeps doing so while the calls keep coming.  It returns the age in
+	 * ms of what session_stats_cached() answers (every answer is at least
+	 * that new), or -1 before the first refresh is in.
+	 * session_stats_cached() is session_stats() from that cache, asking
+	 * nothing: -1 with errno when the session's counters are not known
+	 * (not in the data plane, or not yet refreshed).
+	 */
+	int64_t (*stats_refresh_all)(int64_t interval_ms);
+	int (*session_stats_cached)(const struct session *s, struct dp_session_stats *st);
 	/* What is programmed for this object (for `show`), or NULL. */
 	json_object *(*describe)(const struct tunnel *t, const struct session *s);
 	/*

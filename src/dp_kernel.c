@@ -99,6 +99,9 @@
 #define COOKIE_LOOK_MS	1000		/* a young session's counters: first look */
 #define COOKIE_LOOK_MAX_MS 30000	/* then at doubling intervals up to this */
 #define COOKIE_WATCH_MS	(5 * 60 * 1000)	/* for this long after it came up */
+#define STATS_LINGER_MS	(5 * 60 * 1000)	/* every session's counters: refreshed this long after a scrape */
+#define STATS_DUTY	10		/* and a dump at most 1/10 of the time, however slow the kernel's */
+#define STATS_RX_PARTS	4		/* its parts read (and so made by the kernel) per loop turn */
 #define ETH_OVERHEAD	14
 #define VLAN_OVERHEAD	4
 
@@ -223,12 +226,14 @@ struct nlchan {
 	int fd;
 	struct usl_fd *ev;
 	unsigned answer_cost;		/* receive buffer one answer takes */
+	unsigned rx_max;		/* datagrams read per readable event */
 	unsigned n_inflight, window, window_max;
 	struct usl_list queue;		/* struct kreq, unsent */
 };
 
 static struct {
 	struct nlchan gnl, rtnl;
+	struct nlchan dump;		/* l2tp too, for the counters' dump alone (stats_dump) */
 	uint16_t family;
 	uint32_t seq;
 	struct usl_hash inflight;	/* struct kreq by seq */
@@ -250,11 +255,20 @@ static struct {
 	bool kept_sess_init;
 	struct usl_timer adopt_timer;	/* the first loop turn: adoption is over */
 	unsigned adopted_tunnels, adopted_sessions;
+	/* every session's counters, for scrapes: one dump at a time */
+	bool stats_dumping;		/* a dump on its way */
+	bool stats_have;		/* one came in */
+	usl_time stats_started;		/* the last dump sent */
+	usl_time stats_next;		/* the last one in: the next not before */
+	usl_time stats_at;		/* the last one in was sent then: its counters are newer */
+	usl_time stats_wanted;		/* the last scrape */
+	int64_t stats_interval_ms;	/* the scrapes' interval between dumps */
+	struct usl_timer stats_timer;	/* the next dump, while someone scrapes */
 	/* state file */
 	int lock_fd;
 	struct dps_writer rec;
 	struct usl_timer rec_timer;	/* next rewrite attempt after a failed one */
-} kdp = { .gnl.fd = -1, .rtnl.fd = -1, .rec.fd = -1, .lock_fd = -1 };
+} kdp = { .gnl.fd = -1, .rtnl.fd = -1, .dump.fd = -1, .rec.fd = -1, .lock_fd = -1 };
 
 static struct log_ratelimit nl_rl = LOG_RATELIMIT_INIT(10, 10);
 /* a full disk retries every second: a few lines a minute, and the count */
@@ -434,6 +448,7 @@ static void nl_flush(void)
 	rec_flush();	/* "+id" must be on file before the kernel has the tunnel */
 	chan_flush(&kdp.gnl);
 	chan_flush(&kdp.rtnl);
+	chan_flush(&kdp.dump);
 }
 
 static void on_flush_event(evutil_socket_t fd, short what, void *arg)
@@ -633,17 +648,21 @@ static void nl_resync(struct nlchan *ch, const char *why)
 static struct mmsghdr rx_msgs[RX_BATCH];
 static struct iovec rx_iov[RX_BATCH];
 
+/* What ch has, up to its rx_max datagrams: the loop comes back for the rest. */
 static void nl_read(struct nlchan *ch)
 {
+	unsigned left = ch->rx_max, batch;
 	bool lost = false;
 	int n;
 
-	for (int round = 0; round < RX_ROUNDS; round++) {
-		for (int i = 0; i < RX_BATCH; i++) {
+	while (left > 0) {
+		batch = left < RX_BATCH ? left : RX_BATCH;
+		for (unsigned i = 0; i < batch; i++) {
 			rx_iov[i] = (struct iovec){ rxbuf[i], RX_BUFSZ };
 			rx_msgs[i].msg_hdr = (struct msghdr){ .msg_iov = &rx_iov[i], .msg_iovlen = 1 };
 		}
-		n = recvmmsg(ch->fd, rx_msgs, RX_BATCH, MSG_DONTWAIT, NULL);
+		left -= batch;
+		n = recvmmsg(ch->fd, rx_msgs, batch, MSG_DONTWAIT, NULL);
 		if (n < 0 && errno == ENOBUFS) {
 			lost = true;
 			continue;
@@ -659,7 +678,7 @@ static void nl_read(struct nlchan *ch)
 			else
 				nl_input(ch, rxbuf[i], rx_msgs[i].msg_len);
 		}
-		if (n < RX_BATCH)
+		if ((unsigned)n < batch)
 			break;
 	}
 	if (lost)
@@ -2057,14 +2076,13 @@ static uint64_t attr_u64(const struct nlattr *a)
 	return a && mnl_attr_validate(a, MNL_TYPE_U64) == 0 ? mnl_attr_get_u64(a) : 0;
 }
 
-static void stats_data(struct kreq *r, const struct nlmsghdr *nlh)
+/* A SESSION_GET answer's (or dump part's) counters, tb its attributes, into ks's cache. */
+static void stats_set(struct ksession *ks, const struct nlattr **tb)
 {
-	const struct nlattr *tb[L2TP_ATTR_MAX + 1], *st[L2TP_ATTR_STATS_MAX + 1] = { 0 };
+	const struct nlattr *st[L2TP_ATTR_STATS_MAX + 1] = { 0 };
 	struct attr_table t = { st, L2TP_ATTR_STATS_MAX };
-	struct ksession *ks = r->obj;
 	struct dp_session_stats *o = &ks->stats;
 
-	l2tp_attrs(nlh, tb);
 	if (tb[L2TP_ATTR_STATS] == NULL)
 		return;
 	mnl_attr_parse_nested(tb[L2TP_ATTR_STATS], attr_cb, &t);
@@ -2082,6 +2100,14 @@ static void stats_data(struct kreq *r, const struct nlmsghdr *nlh)
 	ks->stats_valid = true;
 	ks->stats_at = now();
 	cookie_verdict(ks);
+}
+
+static void stats_data(struct kreq *r, const struct nlmsghdr *nlh)
+{
+	const struct nlattr *tb[L2TP_ATTR_MAX + 1];
+
+	l2tp_attrs(nlh, tb);
+	stats_set(r->obj, tb);
 }
 
 static void session_check_gone(struct ksession *ks, int err);
@@ -2167,6 +2193,106 @@ static int kernel_session_stats(const struct session *s, struct dp_session_stats
 	}
 	stats_refresh(ks);
 	if (!ks->stats_valid) {
+		errno = EAGAIN;
+		return -1;
+	}
+	*st = ks->stats;
+	return 0;
+}
+
+/*
+ * Every session's counters for the metrics: one SESSION_GET dump brings
+ * them all, never a request per session.  A scrape asks for it when the
+ * last is older than its interval and answers from the cache meanwhile;
+ * then a timer dumps again one interval after each dump was sent, for as
+ * long as scrapes keep coming (STATS_LINGER_MS after the last), so the
+ * counters a scrape sees are at most about one interval old whatever the
+ * scrape interval, and nothing is dumped on a daemon nobody scrapes.  A
+ * kernel whose dump is slow (6.1 walks its lists from the start for every
+ * tunnel and session: quadratic) gets a longer interval, so that dumping
+ * takes at most 1/STATS_DUTY of the time.  The kernel makes a
+ * dump's next part inside the recvmsg() that reads the last one, so the
+ * dump has a socket of its own, read STATS_RX_PARTS parts a loop turn:
+ * however long the kernel takes over a part, the daemon does its other
+ * work between a few of them.  (It is also the only dump at run time: a
+ * socket runs one dump at a time, a second is refused with EBUSY.)
+ */
+static struct ksession *ksession_up(uint32_t tid, uint32_t sid);
+
+static void stats_dump_data(struct kreq *r, const struct nlmsghdr *nlh)
+{
+	const struct nlattr *tb[L2TP_ATTR_MAX + 1];
+	struct ksession *ks;
+
+	(void)r;
+	l2tp_attrs(nlh, tb);
+	ks = ksession_up(attr_u32(tb[L2TP_ATTR_CONN_ID]), attr_u32(tb[L2TP_ATTR_SESSION_ID]));
+	if (ks != NULL)		/* not one of ours, or not up: nobody asks for it */
+		stats_set(ks, tb);
+}
+
+static bool stats_wanted(void)
+{
+	return usl_time_to_ms(usl_time_sub(now(), kdp.stats_wanted)) < STATS_LINGER_MS;
+}
+
+static void stats_dump_done(struct kreq *r, int err, const char *ext)
+{
+	int64_t took = usl_time_to_ms(usl_time_sub(now(), kdp.stats_started));
+	int64_t gap = took * STATS_DUTY > kdp.stats_interval_ms ? took * STATS_DUTY :
+		      kdp.stats_interval_ms;
+
+	(void)r;
+	kdp.stats_next = usl_time_add(kdp.stats_started, usl_time_ms(gap));
+	kdp.stats_dumping = false;
+	if (err == 0) {
+		kdp.stats_have = true;
+		kdp.stats_at = kdp.stats_started;
+	} else {
+		log_warnx_rl(&nl_rl, now(), "kernel: session counters dump: %s%s%s",
+			     strerror(-err), ext ? ": " : "", ext ? ext : "");
+	}
+	if (stats_wanted())
+		usl_timer_arm(l2tpd.timers, &kdp.stats_timer, usl_time_ms(gap - took));
+}
+
+static void stats_dump(void)
+{
+	if (kreq_submit_on(&kdp.dump, l2tp_msg(L2TP_CMD_SESSION_GET, NLM_F_DUMP), NULL,
+			   stats_dump_done, stats_dump_data) == NULL)
+		return;		/* out of memory: the next scrape tries again */
+	kdp.stats_dumping = true;
+	kdp.stats_started = now();
+}
+
+static void on_stats_timer(struct usl_timer *tm)
+{
+	(void)tm;
+	if (!kdp.stats_dumping && stats_wanted())
+		stats_dump();
+}
+
+static int64_t kernel_stats_refresh_all(int64_t interval_ms)
+{
+	kdp.stats_wanted = now();
+	kdp.stats_interval_ms = interval_ms;
+	/* an armed timer has the next dump; a dump under way is the next */
+	if (!kdp.stats_dumping && !usl_timer_armed(&kdp.stats_timer) &&
+	    usl_time_cmp(now(), kdp.stats_next) >= 0)
+		stats_dump();
+	return kdp.stats_have ? usl_time_to_ms(usl_time_sub(now(), kdp.stats_at)) : -1;
+}
+
+/* What the last dump in (or a later SESSION_GET) brought: none older. */
+static int kernel_session_stats_cached(const struct session *s, struct dp_session_stats *st)
+{
+	const struct ksession *ks = s->dp_priv;
+
+	if (ks == NULL || ks->state != K_UP) {
+		errno = ENOENT;
+		return -1;
+	}
+	if (!kdp.stats_have || !ks->stats_valid || usl_time_cmp(ks->stats_at, kdp.stats_at) < 0) {
 		errno = EAGAIN;
 		return -1;
 	}
@@ -3254,6 +3380,7 @@ static int nl_open(struct nlchan *ch, int proto, const char *name, unsigned answ
 
 	ch->name = name;
 	ch->answer_cost = answer_cost;
+	ch->rx_max = RX_ROUNDS * RX_BATCH;
 	usl_list_init(&ch->queue);
 	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		snprintf(err, errlen, "%s socket: %s", name, strerror(errno));
@@ -3285,6 +3412,7 @@ static void kernel_free_all(void)
 
 	chan_drop_queue(&kdp.gnl);
 	chan_drop_queue(&kdp.rtnl);
+	chan_drop_queue(&kdp.dump);
 	while ((n = usl_hash_first(&kdp.inflight)) != NULL) {
 		usl_hash_remove(&kdp.inflight, n);
 		free(usl_hash_entry(n, struct kreq, by_seq));
@@ -3318,11 +3446,13 @@ static void kernel_close(void)
 	usl_timer_cancel(&kdp.confirm_timer);
 	usl_timer_cancel(&kdp.retry_timer);
 	usl_timer_cancel(&kdp.adopt_timer);
+	usl_timer_cancel(&kdp.stats_timer);
 	if (kdp.flush_ev != NULL)
 		event_free(kdp.flush_ev);
 	kdp.flush_ev = NULL;
 	usl_fd_close(&kdp.gnl.ev, &kdp.gnl.fd);
 	usl_fd_close(&kdp.rtnl.ev, &kdp.rtnl.fd);
+	usl_fd_close(&kdp.dump.ev, &kdp.dump.fd);
 	kernel_free_all();
 	if (kdp.children)
 		child_shutdown();
@@ -3348,6 +3478,7 @@ static int kernel_setup(char *err, size_t errlen)
 	usl_timer_init(&kdp.verify_timer, on_verify_timer);
 	usl_timer_init(&kdp.confirm_timer, on_confirm_timer);
 	usl_timer_init(&kdp.adopt_timer, on_adopt_timer);
+	usl_timer_init(&kdp.stats_timer, on_stats_timer);
 	usl_list_init(&kdp.confirm_q);
 	kdp.flush_ev = event_new(usl_loop_base(l2tpd.loop), -1, 0, on_flush_event, NULL);
 	if (kdp.flush_ev == NULL) {
@@ -3356,8 +3487,11 @@ static int kernel_setup(char *err, size_t errlen)
 	}
 	if (nl_open(&kdp.gnl, NETLINK_GENERIC, "generic netlink", NL_ACK_COST, err, errlen) < 0 ||
 	    nl_open(&kdp.rtnl, NETLINK_ROUTE, "rtnetlink", RT_ANSWER_COST, err, errlen) < 0 ||
+	    nl_open(&kdp.dump, NETLINK_GENERIC, "generic netlink (counters)", NL_ACK_COST, err,
+		    errlen) < 0 ||
 	    family_resolve(err, errlen) < 0)
 		return -1;
+	kdp.dump.rx_max = STATS_RX_PARTS;
 	if (rec_open(err, errlen) < 0)
 		return DP_ERR_STATE;
 	rc = stale_cleanup(err, errlen);
@@ -3380,7 +3514,7 @@ static int kernel_init(char *err, size_t errlen)
 	int rc;
 
 	memset(&kdp, 0, sizeof(kdp));
-	kdp.gnl.fd = kdp.rtnl.fd = kdp.rec.fd = kdp.lock_fd = -1;
+	kdp.gnl.fd = kdp.rtnl.fd = kdp.dump.fd = kdp.rec.fd = kdp.lock_fd = -1;
 	rc = kernel_setup(err, errlen);
 	if (rc < 0) {
 		kernel_close();
@@ -3442,6 +3576,8 @@ const struct dp_ops dp_kernel_ops = {
 	.session_prepare = kernel_session_prepare,
 	.session_delete = kernel_session_delete,
 	.session_stats = kernel_session_stats,
+	.stats_refresh_all = kernel_stats_refresh_all,
+	.session_stats_cached = kernel_session_stats_cached,
 	.describe = kernel_describe,
 	.session_modify = kernel_session_modify,
 	.pw_types = kernel_pw_types,

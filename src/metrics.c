@@ -20,11 +20,16 @@
  * object that is down has its `_up` series all the same, from the
  * configuration, with an empty ID.  Objects are made anew at each
  * connection, so what outlives them (flaps, the time of the last change)
- * is kept here per name, from the events.
+ * is kept here per name, from the events.  A session's data-plane
+ * counters come from the data plane's cache, which a scrape asks it to
+ * keep fresh (stats_refresh_all: the kernel's is one dump for all, never a
+ * request per session, never waited for); a session whose counters it
+ * does not know yet has none in the scrape, rather than zeros.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +61,15 @@ struct census {
 #define MX_MAX_CLIENTS		16	/* scrapes at once; more are refused at once */
 #define MX_DEADLINE_S		10	/* a connection's whole life, however busy */
 #define MX_MAX_REQUEST		8192	/* request line and headers */
+/*
+ * Sessions' data-plane counters are at most about this old: the data plane
+ * refreshes them all in one go (the kernel's: one netlink dump) at most
+ * this often, and only while scrapes come.  Under Prometheus' usual 15 s
+ * to 1 min scrape interval, so a scrape sees counters at most this old
+ * whatever its own interval; and one dump every 10 s is cheap next to the
+ * scrape itself, even at 100,000 sessions (doc/benchmarks.md).
+ */
+#define MX_STATS_INTERVAL_MS	10000
 
 /* One HTTP client: it sends its request, gets the reply, and goes. */
 struct mx_conn {
@@ -461,8 +475,9 @@ static void mx_on_event(const struct l2tpd_event *ev, void *arg)
 
 /*
  * The output of the per-object families, written by hand: fprintf() per
- * sample is most of the cost at 100,000 sessions.  A failed allocation
- * sets oom and stops the writing; the scrape then fails as a whole.
+ * sample is most of the cost at 100,000 sessions.  They are appended to
+ * the daemon-wide part's buffer, never copied.  A failed allocation sets
+ * oom and stops the writing; the scrape then fails as a whole.
  */
 struct obuf {
 	char *p;
@@ -570,9 +585,22 @@ struct mx_objs {
 	size_t n, cap;
 };
 
+/* A session's data-plane counters: which session (in scrape.sessions) and what. */
+struct mx_ctr {
+	size_t obj;
+	struct dp_session_stats st;
+};
+
+struct mx_ctrs {
+	struct mx_ctr *v;
+	size_t n, cap;
+};
+
 struct scrape {
 	struct obuf arena;
 	struct mx_objs tunnels, sessions;
+	struct mx_ctrs ctrs;		/* the sessions whose counters are known */
+	int64_t stats_age_ms;		/* of those counters; -1: none known */
 	unsigned static_tunnels_down, static_sessions_down;
 	int64_t now_ms;			/* Unix */
 	usl_time mono;			/* the same instant on the daemon's clock */
@@ -653,6 +681,30 @@ static void session_obj(struct scrape *sc, const char *tunnel, uint32_t id,
 	o->changed_ms = changed_ms;
 }
 
+/* The session just listed (the last of sc->sessions) has these data-plane counters. */
+static void ctr_add(struct scrape *sc, const struct dp_session_stats *st)
+{
+	struct mx_ctrs *c = &sc->ctrs;
+	struct mx_ctr *v;
+
+	if (sc->arena.oom || sc->sessions.n == 0)
+		return;		/* the session's series failed: the scrape does */
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 256;
+
+		v = realloc(c->v, cap * sizeof(*v));
+		if (v == NULL) {
+			sc->arena.oom = true;
+			return;
+		}
+		c->v = v;
+		c->cap = cap;
+	}
+	c->v[c->n].obj = sc->sessions.n - 1;
+	c->v[c->n].st = *st;
+	c->n++;
+}
+
 /* The name's record, marked as listed by this scrape (and whether it is up). */
 static struct mx_name *name_seen(const char *tunnel, const char *sess, bool up)
 {
@@ -685,6 +737,7 @@ static void walk_live(struct scrape *sc)
 			   obj_changed(sc, r, t->up, t->established, t->created));
 		usl_list_foreach(pos, &t->sessions) {
 			const struct session *s = usl_container_of(pos, struct session, tunnel_link);
+			struct dp_session_stats ctr;
 
 			if (s->sess == NULL || l2tp_sess_state(s->sess) == L2TP_SESS_CLOSED)
 				continue;
@@ -692,6 +745,9 @@ static void walk_live(struct scrape *sc)
 			event_names_get(t, s, &en);
 			session_obj(sc, en.tunnel, s->id, &en, s->up,
 				    obj_changed(sc, r, s->up, s->established, s->created));
+			/* counters not known yet are left out, not reported as 0 */
+			if (sc->stats_age_ms >= 0 && l2tpd.dp->session_stats_cached(s, &ctr) == 0)
+				ctr_add(sc, &ctr);
 		}
 	}
 }
@@ -817,40 +873,150 @@ static void flaps_out(struct obuf *b, bool sessions)
 	}
 }
 
-/* Every per-object family into f; -1 when out of memory. */
-static int objects(FILE *f)
+/* The data plane's per-session counters: the names `session show` gives them. */
+static const struct {
+	const char *name, *help;
+	size_t off;
+} mx_ctr_families[] = {
+	{ "l2tpv3d_session_rx_packets_total", "Data packets received on the session.",
+	  offsetof(struct dp_session_stats, rx_packets) },
+	{ "l2tpv3d_session_rx_bytes_total", "Data octets received on the session.",
+	  offsetof(struct dp_session_stats, rx_bytes) },
+	{ "l2tpv3d_session_rx_errors_total", "Data packets received with errors.",
+	  offsetof(struct dp_session_stats, rx_errors) },
+	{ "l2tpv3d_session_tx_packets_total", "Data packets sent on the session.",
+	  offsetof(struct dp_session_stats, tx_packets) },
+	{ "l2tpv3d_session_tx_bytes_total", "Data octets sent on the session.",
+	  offsetof(struct dp_session_stats, tx_bytes) },
+	{ "l2tpv3d_session_tx_errors_total", "Data packets the data plane failed to send.",
+	  offsetof(struct dp_session_stats, tx_errors) },
+	{ "l2tpv3d_session_rx_seq_discards_total",
+	  "Data packets discarded for their sequence number.",
+	  offsetof(struct dp_session_stats, rx_seq_discards) },
+	{ "l2tpv3d_session_rx_oos_packets_total", "Data packets received out of sequence.",
+	  offsetof(struct dp_session_stats, rx_oos_packets) },
+	{ "l2tpv3d_session_rx_cookie_discards_total",
+	  "Data packets discarded because their cookie did not match (0 on kernels before 5.7).",
+	  offsetof(struct dp_session_stats, rx_cookie_discards) },
+};
+
+/*
+ * NAME{LABELS} VALUE, with one check for room: a counter family has a
+ * line per session and 100,000 sessions, so this is the hot path.
+ */
+static void ob_ctr(struct obuf *b, const char *name, size_t name_len, const char *labels,
+		   size_t labels_len, uint64_t v)
 {
-	struct scrape sc = { .now_ms = real_now_ms(), .mono = usl_timerset_now(l2tpd.timers) };
-	struct obuf out = { 0 };
+	char d[20];
+	size_t nd = sizeof(d), len;
+	char *p;
+
+	do
+		d[--nd] = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	len = name_len + labels_len + (sizeof(d) - nd) + 4;
+	if (!ob_room(b, len))
+		return;
+	p = b->p + b->len;
+	memcpy(p, name, name_len);
+	p += name_len;
+	*p++ = '{';
+	memcpy(p, labels, labels_len);
+	p += labels_len;
+	*p++ = '}';
+	*p++ = ' ';
+	memcpy(p, d + nd, sizeof(d) - nd);
+	p += sizeof(d) - nd;
+	*p = '\n';
+	b->len += len;
+}
+
+/* The counters' age, then each counter family over the sessions that have them. */
+static void ctrs_out(struct obuf *b, const struct scrape *sc)
+{
+	if (sc->stats_age_ms < 0)
+		return;
+	ob_family(b, "l2tpv3d_dataplane_stats_age_seconds", "gauge",
+		  "How old the sessions' data-plane counters are at most (refreshed in one go "
+		  "while scraped).");
+	ob_str(b, "l2tpv3d_dataplane_stats_age_seconds ");
+	ob_seconds(b, sc->stats_age_ms);
+	ob_put(b, "\n", 1);
+	if (sc->ctrs.n == 0)
+		return;
+	for (size_t f = 0; f < sizeof(mx_ctr_families) / sizeof(mx_ctr_families[0]); f++) {
+		const char *name = mx_ctr_families[f].name;
+		size_t name_len = strlen(name);
+
+		ob_family(b, name, "counter", mx_ctr_families[f].help);
+		for (size_t i = 0; i < sc->ctrs.n; i++) {
+			const struct mx_ctr *c = &sc->ctrs.v[i];
+			const struct mx_obj *o = &sc->sessions.v[c->obj];
+			uint64_t v;
+
+			memcpy(&v, (const char *)&c->st + mx_ctr_families[f].off, sizeof(v));
+			ob_ctr(b, name, name_len, sc->arena.p + o->off, o->id_len, v);
+		}
+	}
+}
+
+/* l2tpv3d_static_not_up{object="WHAT"} N */
+static void ob_not_up(struct obuf *b, const char *what, unsigned n)
+{
+	ob_str(b, "l2tpv3d_static_not_up{object=\"");
+	ob_str(b, what);
+	ob_str(b, "\"} ");
+	ob_u64(b, n);
+	ob_put(b, "\n", 1);
+}
+
+/*
+ * Every per-object family appended to out; -1 when out of memory.  Room
+ * for as much as the last scrape wrote is made first: growing a buffer
+ * of 100 MB by doubling would copy most of it again.
+ */
+static int objects(struct obuf *out)
+{
+	static size_t last_len;
+	struct scrape sc = { .now_ms = real_now_ms(), .mono = usl_timerset_now(l2tpd.timers),
+			     .stats_age_ms = -1 };
 	int rc = -1;
 
+	if (last_len > out->len)
+		ob_room(out, last_len - out->len);
 	mx_gen++;
+	/* off (metrics_session_counters = false): none, and nothing refreshed for them */
+	if (l2tpd.conf != NULL && l2tpd.conf->metrics_session_counters &&
+	    l2tpd.dp->stats_refresh_all != NULL && l2tpd.dp->session_stats_cached != NULL)
+		sc.stats_age_ms = l2tpd.dp->stats_refresh_all(MX_STATS_INTERVAL_MS);
 	walk_live(&sc);
 	walk_static(&sc);
-	objs_out(&out, &sc, &sc.tunnels, "tunnel");
+	objs_out(out, &sc, &sc.tunnels, "tunnel");
 	if (mx_names_ready)
-		flaps_out(&out, false);
-	objs_out(&out, &sc, &sc.sessions, "session");
+		flaps_out(out, false);
+	objs_out(out, &sc, &sc.sessions, "session");
 	if (mx_names_ready)
-		flaps_out(&out, true);
-	if (!sc.arena.oom && !out.oom &&
-	    (out.len == 0 || fwrite(out.p, 1, out.len, f) == out.len)) {
-		family(f, "l2tpv3d_static_not_up", "gauge",
-		       "Configured tunnels and sessions that are not up (but for those shut down).");
-		labelled(f, "l2tpv3d_static_not_up", "object", "tunnel", sc.static_tunnels_down);
-		labelled(f, "l2tpv3d_static_not_up", "object", "session", sc.static_sessions_down);
+		flaps_out(out, true);
+	ctrs_out(out, &sc);
+	ob_family(out, "l2tpv3d_static_not_up", "gauge",
+		  "Configured tunnels and sessions that are not up (but for those shut down).");
+	ob_not_up(out, "tunnel", sc.static_tunnels_down);
+	ob_not_up(out, "session", sc.static_sessions_down);
+	if (!sc.arena.oom && !out->oom) {
+		last_len = out->len;
 		rc = 0;
 	}
 	free(sc.arena.p);
 	free(sc.tunnels.v);
 	free(sc.sessions.v);
-	free(out.p);
+	free(sc.ctrs.v);
 	return rc;
 }
 
 char *metrics_text(size_t *len)
 {
 	struct census c;
+	struct obuf out;
 	char *buf = NULL;
 	size_t n = 0;
 	FILE *f = open_memstream(&buf, &n);
@@ -864,18 +1030,19 @@ char *metrics_text(size_t *len)
 	pools(f);
 	traffic(f, &c);
 	control(f);
-	if (objects(f) < 0) {
-		fclose(f);
-		free(buf);
-		return NULL;
-	}
 	if (fclose(f) != 0) {
 		free(buf);
 		return NULL;
 	}
+	/* open_memstream's buffer is malloc()ed: the rest goes on its end */
+	out = (struct obuf){ .p = buf, .len = n, .cap = n };
+	if (objects(&out) < 0) {
+		free(out.p);
+		return NULL;
+	}
 	if (len != NULL)
-		*len = n;
-	return buf;
+		*len = out.len;
+	return out.p;
 }
 
 /* ---- /metrics over HTTP ------------------------------------------------- */

@@ -4,10 +4,13 @@
 # each, brought up through one `l2tpv3ctl -q -b` between two daemons in
 # namespaces (null data plane), then the LAC, whose objects are named (so
 # that it also has a flaps series per session), scraped five times over
-# HTTP and five times through `l2tpv3ctl metrics`.  Prints, per scrape, the
-# wall time, the LAC's CPU time for it (from /proc/PID/stat) and the size;
-# then the medians.  Every session has its per-object series, so the
-# scrape grows with N: this is the figure to hold under a second.
+# HTTP and five times through `l2tpv3ctl metrics`, with the sessions'
+# data-plane counters and again without (metrics_session_counters = false,
+# applied by a reload).  Prints, per scrape, the wall time, the LAC's CPU
+# time for it (from /proc/PID/stat) and the size; then the medians.  Every session has its per-object series, its nine
+# data-plane counters among them (the null data plane's are 0, so each
+# value is one digit: a busy kernel's are up to 20), so the scrape grows
+# with N: this is the figure to hold under a second.
 # A benchmark: it fails only if the bring-up or a scrape does.
 #   sudo tests/bench/metrics-scrape.sh 100000
 set -u
@@ -57,20 +60,36 @@ scrape() {
 }
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-for how in http cli; do
-	: > "$W/$how.runs"
-	for i in 1 2 3 4 5; do
-		r=$(scrape $how) || { echo "FAIL: $how scrape"; exit 1; }
-		echo "$r" >> "$W/$how.runs"
-		set -- $r
-		echo "RESULT: $how scrape $i: ${1} ms wall, ${2} ms daemon CPU, $3 bytes, $4 lines"
+# counters on (the default), then off (metrics_session_counters = false, a reload)
+for ctr in on off; do
+	if [ $ctr = off ]; then
+		cp "$W/scrape.prom" "$W/scrape-on.prom"
+		sed -i 's|ctl_socket|metrics_session_counters = false; ctl_socket|' "$W/a.conf"
+		ctl a reload >/dev/null || { echo "FAIL: reload"; exit 1; }
+	fi
+	for how in http cli; do
+		: > "$W/$how.runs"
+		for i in 1 2 3 4 5; do
+			r=$(scrape $how) || { echo "FAIL: $how scrape"; exit 1; }
+			echo "$r" >> "$W/$how.runs"
+			set -- $r
+			echo "RESULT: counters $ctr: $how scrape $i: ${1} ms wall, ${2} ms daemon CPU, $3 bytes, $4 lines"
+		done
+		echo "RESULT: counters $ctr: $how median: $(cut -d' ' -f1 "$W/$how.runs" | median) ms wall," \
+			"$(cut -d' ' -f2 "$W/$how.runs" | median) ms daemon CPU"
 	done
-	echo "RESULT: $how median: $(cut -d' ' -f1 "$W/$how.runs" | median) ms wall," \
-		"$(cut -d' ' -f2 "$W/$how.runs" | median) ms daemon CPU"
 done
-ups=$(grep -c '^l2tpv3d_session_up{.*} 1$' "$W/scrape.prom")
-flaps=$(grep -c '^l2tpv3d_session_flaps_total{' "$W/scrape.prom")
-[ "$ups" = "$N" ] && [ "$flaps" = "$N" ]
-log_test $? "the scrape lists $N sessions up ($ups session_up series at 1, $flaps flaps series)"
-[ -n "${BENCH_KEEP:-}" ] && cp "$W/scrape.prom" "$BENCH_KEEP"
+# PATTERN FILE: its lines that match
+lines() { grep -c "$1" "$2"; }
+ups=$(lines '^l2tpv3d_session_up{.*} 1$' "$W/scrape-on.prom")
+flaps=$(lines '^l2tpv3d_session_flaps_total{' "$W/scrape-on.prom")
+ctrs=$(lines '^l2tpv3d_session_[rt]x_[a-z_]*_total{' "$W/scrape-on.prom")
+[ "$ups" = "$N" ] && [ "$flaps" = "$N" ] && [ "$ctrs" = $((9 * N)) ]
+log_test $? "counters on: $N sessions up ($ups session_up series at 1, $flaps flaps series, $ctrs counter series)"
+echo "RESULT: of that scrape, the data-plane counters are $ctrs lines," \
+	"$(grep '^l2tpv3d_session_[rt]x_[a-z_]*_total{' "$W/scrape-on.prom" | wc -c) bytes"
+[ "$(lines '^l2tpv3d_session_up{.*} 1$' "$W/scrape.prom")" = "$N" ] &&
+	[ "$(lines '^l2tpv3d_session_[rt]x_' "$W/scrape.prom")" = 0 ]
+log_test $? "counters off: the $N sessions up, no counter series"
+[ -n "${BENCH_KEEP:-}" ] && cp "$W/scrape-on.prom" "$BENCH_KEEP"
 it_done

@@ -6,7 +6,9 @@
 # series carry the names the operator gave, on both sides (a's static tunnel
 # st and session cust-a; b's peers entry lacs and its Remote End ID entry),
 # configured objects that are down are series too, flaps are counted per
-# name, and monitor events carry the same names.
+# name, and monitor events carry the same names.  Sessions in the data plane
+# have its counters (the null data plane's: 0) under their identifying
+# labels; a session that is not in it has none.
 . "$(dirname "$0")/lib.sh"
 it_setup
 CHECK="python3 $top_srcdir/tests/integration/promcheck.py"
@@ -15,11 +17,12 @@ T0=$(date +%s)
 write_conf b $B_ADDR "peers = ( { name = \"lacs\"; match = \"192.0.2.0/24\"; accept = true;
             sessions = ( { remote_end_id = \"cust-a\"; ifname = \"cust-a\"; } ); } );"
 sed -i 's|ctl_socket|metrics_listen = "127.0.0.1:9724"; ctl_socket|' "$W/b.conf"
-# st comes up with its session; dead's peer never answers
+# st comes up with its session; dead's peer never answers, so its session never is
 write_conf a $A_ADDR "peer_default = { accept = true; };
 tunnels = ( { name = \"st\"; peer = \"$B_ADDR\";
               sessions = ( { name = \"cust-a\"; remote_end_id = \"cust-a\"; } ); },
-            { name = \"dead\"; peer = \"192.0.2.78\"; } );"
+            { name = \"dead\"; peer = \"192.0.2.78\";
+              sessions = ( { name = \"never\"; remote_end_id = \"never\"; } ); } );"
 start b "$NSB" && start a "$NSA"
 log_test $? "daemons start, b with metrics_listen 127.0.0.1:9724"
 wait_until 10 expect_count 1 count_sessions a established
@@ -99,8 +102,8 @@ rc=$?; log_test $rc "a: tunnel st and session cust-a are up, named as configured
 [ $rc = 0 ] || grep '_up{' "$W/a.prom"
 [ "$(series "$W/a.json" l2tpv3d_tunnel_up 'tunnel="dead"')" = 0 ] &&
 	[ "$(v 'l2tpv3d_static_not_up{object="tunnel"}' "$W/a.json")" = 1 ] &&
-	[ "$(v 'l2tpv3d_static_not_up{object="session"}' "$W/a.json")" = 0 ]
-log_test $? "a: the configured tunnel dead is a series at 0, and counted as configured but not up"
+	[ "$(v 'l2tpv3d_static_not_up{object="session"}' "$W/a.json")" = 1 ]
+log_test $? "a: the configured tunnel dead (and its session) are series at 0, and counted as configured but not up"
 b_sid=$(ctlj b session list | jq -r '.sessions[] | select(.remote_end_id == "cust-a") | .session_id')
 [ "$(series "$W/b.json" l2tpv3d_session_up 'remote_end_id="cust-a"' 'peer_entry="lacs"' \
 	'ifname="cust-a"' "session_id=\"$b_sid\"")" = 1 ] &&
@@ -112,6 +115,44 @@ now=$(date +%s)
 ch=$(series "$W/a.json" l2tpv3d_session_last_change_timestamp_seconds 'session="cust-a"')
 awk -v c="$ch" -v a="$T0" -v b="$now" 'BEGIN { exit !(c >= a && c <= b + 1) }'
 log_test $? "a: cust-a's last change is a Unix time since the test began ($ch)"
+
+# data-plane counters: one family per counter, each session in the data plane
+# under exactly the labels of its last change (the null data plane's: all 0)
+CTRS="rx_packets rx_bytes rx_errors tx_packets tx_bytes tx_errors rx_seq_discards rx_oos_packets rx_cookie_discards"
+# ctrs FILE LABELS: each counter family's value for the series {LABELS}, on one line
+ctrs() { local c; for c in $CTRS; do printf '%s ' "$(v "l2tpv3d_session_${c}_total{$2}" "$1")"; done; }
+a_ids="session=\"cust-a\",session_id=\"$a_sid\",tunnel=\"st\""	# promcheck.py sorts labels
+[ "$(v "l2tpv3d_session_last_change_timestamp_seconds{$a_ids}" "$W/a.json")" != absent ] &&
+	[ "$(ctrs "$W/a.json" "$a_ids")" = "0 0 0 0 0 0 0 0 0 " ]
+rc=$?; log_test $rc "a: cust-a has the 9 counter families, labelled as its last change, at 0"
+[ $rc = 0 ] || { echo "$a_ids: $(ctrs "$W/a.json" "$a_ids")"; grep '^l2tpv3d_session_[rt]x_' "$W/a.prom"; }
+for c in $CTRS; do grep -qx "# TYPE l2tpv3d_session_${c}_total counter" "$W/a.prom" || break; done
+log_test $? "a: they are typed counter"
+[ "$(v l2tpv3d_dataplane_stats_age_seconds "$W/a.json")" = 0 ]
+log_test $? "a: the counters' age is 0 (the null data plane's are always fresh)"
+[ "$(series "$W/a.json" l2tpv3d_session_up 'tunnel="dead"' 'session="never"')" = 0 ] &&
+	[ "$(jq '[keys[] | select(startswith("l2tpv3d_session_rx_packets_total{"))] | length' "$W/a.json")" = 3 ] &&
+	[ "$(jq '[keys[] | select(test("^l2tpv3d_session_[rt]x_") and contains("session=\"never\""))] |
+		length' "$W/a.json")" = 0 ]
+rc=$?; log_test $rc "a: the session never, waiting for its tunnel (not in the data plane), has an _up series but no counters"
+[ $rc = 0 ] || grep 'never' "$W/a.prom"
+b_ids=$(jq -r --arg id "session_id=\"$b_sid\"" 'keys[] | select(startswith("l2tpv3d_session_last_change_timestamp_seconds{") and
+	contains($id)) | sub("^[^{]*[{]"; "") | sub("[}]$"; "")' "$W/b.json")
+[ -n "$b_ids" ] && [ "$(ctrs "$W/b.json" "$b_ids")" = "0 0 0 0 0 0 0 0 0 " ] &&
+	[ "$(jq '[keys[] | select(startswith("l2tpv3d_session_tx_bytes_total{"))] | length' "$W/b.json")" = 3 ]
+log_test $? "b: its sessions have them too (the Remote End ID's: {$b_ids})"
+# metrics_session_counters = false, applied by a reload: the same scrape without them
+sed -i 's|ctl_socket|metrics_session_counters = false; ctl_socket|' "$W/b.conf"
+ctl b reload >/dev/null && ctl b metrics | $CHECK - > "$W/b-off.json"
+rc=$?
+[ $rc = 0 ] && [ "$(series "$W/b-off.json" l2tpv3d_session_up 'remote_end_id="cust-a"')" = 1 ] &&
+	[ "$(jq '[keys[] | select(test("^l2tpv3d_session_[rt]x_|^l2tpv3d_dataplane_stats_age"))] | length' \
+		"$W/b-off.json")" = 0 ]
+log_test $? "b: metrics_session_counters = false and a reload: sessions still listed, no counters, no age"
+sed -i 's|metrics_session_counters = false; ||' "$W/b.conf"
+ctl b reload >/dev/null && ctl b metrics | $CHECK - > "$W/b-on.json" &&
+	[ "$(ctrs "$W/b-on.json" "$b_ids")" = "0 0 0 0 0 0 0 0 0 " ]
+log_test $? "b: back to the default: the counters are back"
 
 # flaps: b clears the session; a's static session comes back (5 s backoff)
 ctlj a monitor >"$W/a.mon" 2>&1 & MA=$!
