@@ -32,6 +32,13 @@ ctl a session create tunnel name t2 name s2 remote-end-id pw-2 >/dev/null &&
 	[ "$(traces 'lacs/a:2')" = 0 ]
 log_test $? "a session on the other tunnel: up, and nothing of it traced"
 
+# the delayed ZLB that acknowledges s1's ICCN is traced too: counted once it went
+last_trace_is_tx() {
+	grep -q "info: trace tunnel lacs/a ([0-9]*): rx ICCN " "$W/b.log" &&
+		grep "info: trace tunnel lacs/a (" "$W/b.log" | tail -1 | grep -q "): tx "
+}
+wait_until 20 last_trace_is_tx
+log_test $? "B traced s1's ICCN and acknowledged it"
 n=$(traces lacs/a)
 ctl b debug off tunnel name lacs/a >/dev/null &&
 	ctl a session create tunnel name t1 name s3 remote-end-id pw-3 >/dev/null &&
