@@ -32,6 +32,7 @@ struct walk {
 	uint64_t json_seen[2];	/* one JSON key per AVP type, even when repeated */
 	unsigned index;
 	unsigned n_digest;	/* Message Digest AVPs met so far: m->digest[] index */
+	unsigned n_fss;		/* Failover Session State AVPs met so far: m->fss[] index */
 };
 
 static void put_str(const struct l2tp_bytes *b, char *t, char *j)
@@ -218,6 +219,42 @@ static void f_circuit_status(const struct l2tp_msg *m, char *t, char *j)
 		 a ? "true" : "false", n ? "true" : "false");
 }
 
+/* RFC 4951 */
+static void f_failover_cap(const struct l2tp_msg *m, char *t, char *j)
+{
+	bool c = m->failover_flags & L2TP_FAILOVER_C, d = m->failover_flags & L2TP_FAILOVER_D;
+
+	snprintf(t, TXT_MAX, "%s%s%s, recovery time %u ms", c ? "control" : "",
+		 c && d ? " and " : "", d ? "data" : (c ? "" : "none"), m->recovery_time_ms);
+	snprintf(j, JSON_MAX, "{\"control\":%s,\"data\":%s,\"recovery_time_ms\":%u}",
+		 c ? "true" : "false", d ? "true" : "false", m->recovery_time_ms);
+}
+
+static void f_tunnel_recovery(const struct l2tp_msg *m, char *t, char *j)
+{
+	snprintf(t, TXT_MAX, "sender's 0x%08x, recipient's 0x%08x", m->recover_ccid,
+		 m->recover_peer_ccid);
+	snprintf(j, JSON_MAX, "{\"ccid\":%u,\"peer_ccid\":%u}", m->recover_ccid,
+		 m->recover_peer_ccid);
+}
+
+static void f_scs(const struct l2tp_msg *m, char *t, char *j)
+{
+	snprintf(t, TXT_MAX, "Ns %u, Nr %u", m->suggested_ns, m->suggested_nr);
+	snprintf(j, JSON_MAX, "{\"ns\":%u,\"nr\":%u}", m->suggested_ns, m->suggested_nr);
+}
+
+/* One Failover Session State of the m->fss[] the walk has reached. */
+static void put_fss(struct walk *w, char *t, char *j)
+{
+	const struct l2tp_fss *f = &w->m->fss[w->n_fss < w->m->n_fss ? w->n_fss : 0];
+
+	w->n_fss++;
+	snprintf(t, TXT_MAX, "session %u, remote %u%s", f->sid, f->remote_sid,
+		 f->sid == 0 ? " (unknown to the sender)" : "");
+	snprintf(j, JSON_MAX, "{\"sid\":%u,\"remote_sid\":%u}", f->sid, f->remote_sid);
+}
+
 static const struct avp_fmt fmts[L2TP_AVP_MAX_KNOWN + 1] = {
 	[L2TP_AVP_RESULT_CODE]		= { "result", f_result },
 	[L2TP_AVP_TIE_BREAKER]		= { "tie-breaker", f_tie_breaker },
@@ -247,6 +284,10 @@ static const struct avp_fmt fmts[L2TP_AVP_MAX_KNOWN + 1] = {
 	[L2TP_AVP_CTRL_MSG_AUTH_NONCE]	= { "nonce", f_nonce },
 	[L2TP_AVP_TX_CONNECT_SPEED_BPS]	= { "tx-speed", f_tx_speed },
 	[L2TP_AVP_RX_CONNECT_SPEED_BPS]	= { "rx-speed", f_rx_speed },
+	[L2TP_AVP_FAILOVER_CAP]		= { "failover", f_failover_cap },
+	[L2TP_AVP_TUNNEL_RECOVERY]	= { "tunnel-recovery", f_tunnel_recovery },
+	[L2TP_AVP_SUGGESTED_CTRL_SEQ]	= { "suggested-seq", f_scs },
+	[L2TP_AVP_FAILOVER_SESSION]	= { "session-state", NULL },	/* put_fss() */
 };
 
 static bool json_once(struct walk *w, uint16_t type)
@@ -311,6 +352,8 @@ static void known_avp(struct walk *w, const struct l2tp_avp_view *a, const struc
 	}
 	if (digest)
 		put_digest(w, t, j);
+	else if (a->type == L2TP_AVP_FAILOVER_SESSION)
+		put_fss(w, t, j);
 	else
 		f->fmt(w->m, t, j);
 	if (hidden) {

@@ -426,8 +426,14 @@ static void codec_verdict(struct insp_rec *r, const struct l2tp_msg *m, enum l2t
 			insp_rec_violation(r, l2tp_drop_name(rc), "%s", drop_detail(rc));
 		break;
 	}
-	if (l2tp_msg_has(m, L2TP_AVP_MESSAGE_TYPE) && !m->type_m)
+	/* RFC 4951 turns it round for FSQ and FSR: M=0, so that a peer without failover ignores them */
+	if (m->type == L2TP_MSG_FSQ || m->type == L2TP_MSG_FSR) {
+		if (m->type_m)
+			insp_rec_violation(r, V_MSG_TYPE_M, "Message Type AVP of %s with M=1 "
+					   "(RFC 4951: MUST be 0)", l2tp_msg_type_name(m->type));
+	} else if (l2tp_msg_has(m, L2TP_AVP_MESSAGE_TYPE) && !m->type_m) {
 		insp_rec_violation(r, V_MSG_TYPE_M, "Message Type AVP with M=0 (5.4.1: MUST be 1)");
+	}
 }
 
 /* ---- one message ---- */

@@ -635,8 +635,8 @@ void l2tp_rd_reset_seq(struct l2tp_rd *rd, uint16_t snd_nxt, uint16_t rcv_nxt)
 	rd->ack_pending = false;
 	usl_timer_cancel(&rd->ack_timer);
 	rd->dead = false;
-	rd->cwnd = 1;
-	rd->cwnd_acks = 0;
+	/* the window stays: the path is the one it was measured on, and an FSQ
+	 * each way then does not wait for a delayed ACK before its FSR */
 	rd->rto = rd->cfg.rtx_initial;
 }
 

@@ -159,7 +159,7 @@ void l2tp_rd_quiesce(struct l2tp_rd *rd);
 /*
  * A control channel reset (RFC 4951): everything queued, in flight or held
  * is thrown away, the next message sent gets snd_nxt and the next one
- * expected is rcv_nxt; the congestion window starts again.
+ * expected is rcv_nxt; the congestion window stays.
  */
 void l2tp_rd_reset_seq(struct l2tp_rd *rd, uint16_t snd_nxt, uint16_t rcv_nxt);
 /* Sends an acknowledgement now (duplicates, StopCCN received). */

@@ -16,7 +16,10 @@
 # of a tunnel of another peer address), and a tunnel whose peer did not
 # negotiate failover, which a crash clears as before.
 . "$(dirname "$0")/lib.sh"
+. "$top_srcdir/tests/inspect/lib.sh"
 it_setup
+need_inspect
+need_capturer
 N=${FAILOVER_N:-1000}
 
 write_conf b $B_ADDR "
@@ -74,6 +77,10 @@ for victim in b a; do
 	rec0=$(stat_of $survivor failover_recovered)
 	stop0=$(tx_of $survivor StopCCN); cdn0=$(tx_of $survivor CDN)
 
+	if [ $victim = b ]; then
+		start_capture "$NSB" veth1 "$W/fo.pcap"
+		log_test $? "capture running on B's link"
+	fi
 	t0=$(date +%s%N)
 	kill -KILL "$(pid_of $victim)"
 	wait_until 10 sh -c "! kill -0 $(pid_of $victim) 2>/dev/null"
@@ -86,6 +93,27 @@ for victim in b a; do
 	ctlj $victim show daemon | jq -e --argjson n "$N" \
 		'.failover.restored_after_crash == $n and .failover.not_restored == 0' >/dev/null
 	log_test $? "$victim says it restored $N tunnels after a crash"
+	if [ $victim = b ]; then
+		stop_capture_when 30 capture_has_types SCCRQ SCCRP SCCCN StopCCN FSQ FSR
+		log_test $? "the capture holds the recovery connections and the FSQ/FSR exchange"
+		"$INSPECT" -j "$W/fo.pcap" > "$W/fo.json" 2>/dev/null
+		[ "$(jq_count "$W/fo.json" 'select(.type == "SCCRQ" and .avps.tunnel_recovery != null)')" = "$N" ] &&
+			[ "$(jq_count "$W/fo.json" 'select(.type == "SCCRP" and .avps.suggested_seq != null)')" = "$N" ] &&
+			[ "$(jq_count "$W/fo.json" 'select(.type == "CDN")')" = 0 ] &&
+			[ "$(jq_count "$W/fo.json" 'select(.type == "FSR" and (.avps.session_state.sid // 0) == 0)')" = 0 ]
+		log_test $? "on the wire: $N recovery SCCRQs, $N SCCRPs with a suggested sequence, no CDN, no session unknown in an FSR"
+		summary "$W/fo.json" | jq -e '.violations == 0' >/dev/null
+		log_test $? "l2tpv3-inspect finds no protocol violation in the capture"
+		if command -v tshark >/dev/null; then
+			# the old connections' ports are ephemeral: decode one of them as L2TP
+			port=$(jq -r 'select(.type == "FSQ") | .src' "$W/fo.json" | head -1 | sed 's/.*://')
+			[ "$(tshark -r "$W/fo.pcap" -Y 'l2tp.avp.type == 77' 2>/dev/null | wc -l)" = "$N" ] &&
+				tshark -r "$W/fo.pcap" -d "udp.port==$port,l2tp" -V \
+					-Y 'l2tp.avp.message_type == 21 || l2tp.avp.message_type == 22' 2>/dev/null |
+				grep -c "Failover Session State AVP" | grep -qx "[1-9][0-9]*"
+			log_test $? "tshark reads the $N Tunnel Recovery AVPs and the FSQ/FSR of a connection"
+		fi
+	fi
 	ids a > "$W/a.after"; ids b > "$W/b.after"
 	diff "$W/a.before" "$W/a.after" >/dev/null && diff "$W/b.before" "$W/b.after" >/dev/null
 	log_test $? "no tunnel nor session was re-created: IDs on both sides are what they were"
