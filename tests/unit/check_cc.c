@@ -251,6 +251,55 @@ START_TEST(test_hello_and_dead_peer)
 END_TEST
 
 /*
+ * RFC 4951: a failover-capable peer that goes silent is kept, with the data
+ * plane, for the Recovery Time it advertised once the retransmissions ran
+ * out, then cleared without a StopCCN; the same peer without the
+ * capability is cleared when they run out (test_hello_and_dead_peer).
+ */
+START_TEST(test_failover_peer_silent)
+{
+	struct harness *h = h_new(3);
+	bool cut = false;
+	const struct h_wire *hello;
+	const struct h_event *ev;
+	uint32_t rt;
+
+	h->drop = drop_from_lns;
+	h->drop_arg = &cut;
+	for (int e = 0; e < 2; e++) {
+		h->end[e].cfg.failover = true;
+		h->end[e].cfg.recovery_time_ms = e == LNS ? 20000 : 5000;
+	}
+	h->end[LNS].cfg.hello_interval = usl_time_s(600);
+	h_connect(h, LAC);
+	ck_assert(h_run_until(h, h_cond_both_established, NULL, usl_time_s(5)));
+	ck_assert(l2tp_cc_failover_ok(h_cc(h, LAC)) && l2tp_cc_failover_ok(h_cc(h, LNS)));
+	ck_assert_uint_eq(l2tp_cc_peer_failover(h_cc(h, LAC), &rt), L2TP_FAILOVER_C | L2TP_FAILOVER_D);
+	ck_assert_uint_eq(rt, 20000);
+	h_run_for(h, usl_time_s(1));	/* the SCCCN acknowledged */
+	cut = true;
+	h_run_for(h, usl_time_s(61 + 71));
+	hello = h_find(h, LAC, L2TP_MSG_HELLO, 0);
+	ck_assert_ptr_nonnull(hello);
+	ck_assert_int_eq(h_count(h, LAC, L2TP_MSG_HELLO), 11);	/* the HELLO and 10 retransmissions */
+	/* kept: established, awaiting the peer's recovery, in the data plane */
+	ck_assert_int_eq(l2tp_cc_state(h_cc(h, LAC)), L2TP_CC_ESTABLISHED);
+	ck_assert_int_eq(l2tp_cc_failover_state(h_cc(h, LAC)), L2TP_FO_AWAITING_PEER);
+	ck_assert_int_eq(h->end[LAC].dp_tunnel_live, 1);
+	ck_assert(h_run_until(h, h_cond_both_closed, NULL, usl_time_s(60)) ||
+		  l2tp_cc_state(h_cc(h, LAC)) == L2TP_CC_CLOSED);
+	ev = h_last_cc_event(h, LAC, L2TP_CC_CLOSED);
+	ck_assert_ptr_nonnull(ev);
+	/* the give-up at the HELLO + 71 s, then the peer's 20 s */
+	ck_assert_int_eq(ev->t.ns, usl_time_add(hello->t, usl_time_s(71 + 20)).ns);
+	ck_assert_ptr_nonnull(strstr(ev->text, "did not recover within 20000 ms"));
+	ck_assert_int_eq(h_count(h, LAC, L2TP_MSG_STOPCCN), 0);
+	ck_assert_int_eq(h->end[LAC].dp_tunnel_live, 0);
+	h_free(h);
+}
+END_TEST
+
+/*
  * A probe of a connection already retransmitting (its HELLO unanswered)
  * counts as sent: the retransmissions are cut to the probe's budget at
  * once, instead of running their whole backoff (71 s) at a restarted peer.
@@ -1335,6 +1384,7 @@ static Suite *cc_suite(void)
 
 	tc = tcase_create("keepalive");
 	tcase_add_test(tc, test_hello_and_dead_peer);
+	tcase_add_test(tc, test_failover_peer_silent);
 	tcase_add_test(tc, test_hello_jitter);
 	tcase_add_test(tc, test_probe_while_retransmitting);
 	tcase_add_test(tc, test_probe_while_in_flight);
