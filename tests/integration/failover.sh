@@ -26,7 +26,8 @@ write_conf b $B_ADDR "
 tunnel_profiles = ( { name = \"default\"; failover = true; recovery_time = 60; } );
 peers = ( { name = \"lacs\"; match = \"192.0.2.0/24\"; accept = true; } );"
 write_conf a $A_ADDR '
-tunnel_profiles = ( { name = "default"; failover = true; recovery_time = 60; } );'
+tunnel_profiles = ( { name = "default"; failover = true; recovery_time = 60; },
+                    { name = "plain"; failover = false; hello_interval = 2; } );'
 for d in a b; do
 	sed -i "s|log_level = \"debug\";|log_level = \"info\"; state_dir = \"$W/$d-state\"; max_half_open = $((N + 100));|" "$W/$d.conf"
 done
@@ -130,6 +131,25 @@ for victim in b a; do
 	wait_until 20 expect_count "$N" count_sessions b
 	log_test $? "and goes away again"
 done
+
+# A peer without the capability: cleared as before a crash of ours.
+ctl a tunnel create peer $B_ADDR profile plain name plain >/dev/null &&
+	ctl a session create tunnel name plain name plain-s remote-end-id plain-s >/dev/null
+log_test $? "a tunnel from a profile without failover, and a session on it"
+ctlj a tunnel show name plain | jq -e 'has("failover") | not' >/dev/null
+log_test $? "failover is not negotiated on it"
+wait_until 20 recorded_all b
+log_test $? "B's record still holds the $N failover tunnels, not this one"
+kill -KILL "$(pid_of b)"
+wait_until 10 sh -c "! kill -0 $(pid_of b) 2>/dev/null"
+start b "$NSB"
+log_test $? "B killed and started again"
+wait_until 60 all_recovered b
+log_test $? "B recovered the $N failover tunnels again, and did not restore the other"
+plain_gone() { ! ctl a tunnel show name plain >/dev/null 2>&1 && [ "$(count_tunnels b)" -ge "$N" ]; }
+wait_until 60 plain_gone && wait_until 30 all_recovered a
+log_test $? "the tunnel without failover is cleared on A (its HELLO met a B that forgot it); the others are up"
+ids a > "$W/a.after"; ids b > "$W/b.after"
 
 # Forged recovery SCCRQs change nothing: a scripted peer beside A (another
 # port: A holds 1701), and from an address of A's namespace that is not A's.
