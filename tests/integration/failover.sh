@@ -27,7 +27,8 @@ tunnel_profiles = ( { name = \"default\"; failover = true; recovery_time = 60; }
 peers = ( { name = \"lacs\"; match = \"192.0.2.0/24\"; accept = true; } );"
 write_conf a $A_ADDR '
 tunnel_profiles = ( { name = "default"; failover = true; recovery_time = 60; },
-                    { name = "plain"; failover = false; hello_interval = 2; } );'
+                    { name = "plain"; failover = false; hello_interval = 2; max_retries = 3;
+                      retransmit_cap = 2; } );'
 for d in a b; do
 	sed -i "s|log_level = \"debug\";|log_level = \"info\"; state_dir = \"$W/$d-state\"; max_half_open = $((N + 100));|" "$W/$d.conf"
 done
