@@ -919,19 +919,8 @@ struct session *session_restore(struct tunnel *t, struct usl_unpack *r, bool cra
 	s->up = true;
 	l2tpd.n_sessions_up++;
 	usl_unpack_init(&dp, dpp, dplen);
-	if (crashed && strcmp(l2tpd.dp->name, "null") != 0) {
-		/* the kernel lost it with the tunnel's socket: made again, same IDs */
-		int rc = l2tpd.dp->session_create(s);
-
-		if (rc < 0) {
-			log_warnx("session %s: after a crash the data plane cannot make it again "
-				  "(%s): clearing it", session_label(s, label, sizeof(label)),
-				  strerror(-rc));
-			l2tp_sess_close(ls, L2TP_CDN_GENERAL_ERROR, L2TP_ERR_VENDOR, "lost in a crash");
-			return NULL;
-		}
-	} else if (!crashed && l2tpd.dp->session_adopt != NULL &&
-		   l2tpd.dp->session_adopt(s, &dp) < 0) {
+	/* after a crash the tunnel makes it again (l2tp_cc_remake_dp) */
+	if (!crashed && l2tpd.dp->session_adopt != NULL && l2tpd.dp->session_adopt(s, &dp) < 0) {
 		log_warnx("session %s: restart: the data plane does not have it: clearing it",
 			  session_label(s, label, sizeof(label)));
 		l2tp_sess_close(ls, L2TP_CDN_GENERAL_ERROR, L2TP_ERR_VENDOR, "lost in a restart");

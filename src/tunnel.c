@@ -2627,23 +2627,6 @@ static void tunnel_clear_unowned_sessions(struct tunnel *t, unsigned owned)
 					       "not carried over by a restart");
 }
 
-/*
- * After a crash (RFC 4951 recovery) the data plane has nothing: the tunnel
- * is made again under its old ID; its sessions follow (session_restore).
- * The null data plane has nothing to make.
- */
-static int tunnel_recreate_dp(struct tunnel *t, char *err, size_t errlen)
-{
-	int rc;
-
-	if (l2tpd.dp->tunnel_adopt == NULL || strcmp(l2tpd.dp->name, "null") == 0)
-		return 0;
-	rc = l2tpd.dp->tunnel_create(t);
-	if (rc < 0)
-		snprintf(err, errlen, "tunnel %u: data plane: %s", t->id, strerror(-rc));
-	return rc < 0 ? -1 : 0;
-}
-
 struct tunnel *tunnel_restore(struct usl_unpack *r, int fd, bool crashed, unsigned *n_sessions,
 			      char *err, size_t errlen)
 {
@@ -2700,13 +2683,7 @@ struct tunnel *tunnel_restore(struct usl_unpack *r, int fd, bool crashed, unsign
 	t->pool_counted = t->pool != NULL;
 	/* from here on it is a tunnel of ours: a failure clears it with a StopCCN */
 	usl_unpack_init(&dp, dpp, dplen);
-	if (crashed) {
-		/* the kernel's objects went with the sockets: made again, same IDs */
-		if (tunnel_recreate_dp(t, err, errlen) < 0) {
-			tunnel_delete(t, L2TP_STOPCCN_GENERAL_ERROR, "lost in a crash");
-			return NULL;
-		}
-	} else if (l2tpd.dp->tunnel_adopt != NULL && l2tpd.dp->tunnel_adopt(t, &dp) < 0) {
+	if (!crashed && l2tpd.dp->tunnel_adopt != NULL && l2tpd.dp->tunnel_adopt(t, &dp) < 0) {
 		snprintf(err, errlen, "tunnel %u: the data plane does not have it", t->id);
 		tunnel_delete(t, L2TP_STOPCCN_GENERAL_ERROR, "lost in a restart");
 		return NULL;
@@ -2717,6 +2694,9 @@ struct tunnel *tunnel_restore(struct usl_unpack *r, int fd, bool crashed, unsign
 			(*n_sessions)++;
 	tunnel_clear_unowned_sessions(t, *n_sessions);
 	config_describe(t, l2tpd.conf);	/* not in the record: the configuration's, as now */
+	/* after a crash the data plane's objects went with the sockets: made again, same IDs */
+	if (crashed)
+		l2tp_cc_remake_dp(t->cc);
 	return t;
 fail:
 	tunnel_restore_free(t);

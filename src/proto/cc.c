@@ -2469,6 +2469,17 @@ uint16_t l2tp_cc_peer_failover(const struct l2tp_cc *cc, uint32_t *recovery_ms)
 	return cc->peer_fo_flags;
 }
 
+void l2tp_cc_remake_dp(struct l2tp_cc *cc)
+{
+	if (cc->state != L2TP_CC_ESTABLISHED || cc->freed)
+		return;
+	l2tp_cc_hold(cc);
+	l2tp_sess_remake_dp(cc);
+	cc->dp = L2TP_DP_NONE;
+	cc_dp_create(cc);
+	l2tp_cc_release(cc);
+}
+
 void l2tp_cc_set_resync(struct l2tp_cc *cc, usl_time deadline)
 {
 	if (cc->state != L2TP_CC_ESTABLISHED)

@@ -409,6 +409,14 @@ uint16_t l2tp_cc_peer_failover(const struct l2tp_cc *cc, uint32_t *recovery_ms);
 void l2tp_cc_set_resync(struct l2tp_cc *cc, usl_time deadline);
 
 /*
+ * A restored connection whose data plane objects are gone (a crash): the
+ * tunnel's is made again (ops->dp_tunnel_create), then, once it is up,
+ * every established session's; they stay established throughout, and a
+ * session whose object cannot be made is cleared.
+ */
+void l2tp_cc_remake_dp(struct l2tp_cc *cc);
+
+/*
  * Makes a fresh responder a recovery connection for old (the daemon has
  * matched the SCCRQ's Tunnel Recovery AVP to it): its SCCRP suggests
  * random sequence numbers for the old connection.  Call before feeding it

@@ -171,6 +171,7 @@ void l2tp_sess_cc_forget(struct l2tp_cc *cc);
 void l2tp_sess_reap(struct l2tp_cc *cc);
 /* RFC 4951: clear what was not established (Step I); query (FSQ) and answer. */
 void l2tp_sess_failover_reset(struct l2tp_cc *cc);
+void l2tp_sess_remake_dp(struct l2tp_cc *cc);	/* sessions wait for the tunnel's data plane */
 unsigned l2tp_sess_failover_query(struct l2tp_cc *cc);
 enum l2tp_drop l2tp_sess_on_fsq(struct l2tp_cc *cc, const struct l2tp_msg *m);
 enum l2tp_drop l2tp_sess_on_fsr(struct l2tp_cc *cc, const struct l2tp_msg *m);

@@ -506,7 +506,9 @@ static void sess_dp_result(struct l2tp_sess *s, int err)
 
 	if (err == 0) {
 		s->dp = L2TP_DP_UP;
-		sess_on_dp_up(s);
+		/* made again after a crash (l2tp_cc_remake_dp): nothing to tell anyone */
+		if (s->state != L2TP_SESS_ESTABLISHED)
+			sess_on_dp_up(s);
 		return;
 	}
 	s->dp = L2TP_DP_FAILED;	/* a failed create owes no delete */
@@ -1092,6 +1094,18 @@ void l2tp_sess_cc_forget(struct l2tp_cc *cc)
 
 /* ------------------------------------------------------------------ */
 /* failover (RFC 4951): reconciling sessions after a control channel reset */
+
+void l2tp_sess_remake_dp(struct l2tp_cc *cc)
+{
+	struct usl_list *pos;
+
+	usl_list_foreach(pos, &cc->sessions) {
+		struct l2tp_sess *s = usl_list_entry(pos, struct l2tp_sess, link);
+
+		s->dp = L2TP_DP_NONE;
+		s->dp_want = s->state == L2TP_SESS_ESTABLISHED;
+	}
+}
 
 /* Step I: what was being set up is cleared on both sides, without CDN. */
 void l2tp_sess_failover_reset(struct l2tp_cc *cc)
