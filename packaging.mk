@@ -7,7 +7,7 @@
 #   $(sysconfdir)/l2tpv3d/        l2tpv3d.conf, the example (an existing one is kept)
 #   $(sysconfdir)/default/        l2tpv3d, the service's extra options (kept too)
 #   $(bashcompletiondir)          l2tpv3ctl
-#   $(pkgdatadir)                 tunnel-storm
+#   $(pkgdatadir)                 tunnel-storm, l2tpv3d-notify (keepalived)
 #
 # configure sets systemdsystemunitdir and sysusersdir (from systemd.pc, or
 # --with-systemdsystemunitdir=DIR / =no, --with-sysusersdir=DIR / =no).
@@ -75,7 +75,7 @@ endif
 .PHONY: install-packaging-data uninstall-packaging-data
 
 # The load test: finds the installed daemon and CLI on PATH.
-dist_pkgdata_SCRIPTS = scripts/tunnel-storm
+dist_pkgdata_SCRIPTS = scripts/tunnel-storm etc/keepalived/l2tpv3d-notify
 
 EXTRA_DIST += etc/l2tpv3d.service etc/l2tpv3d.default completion/l2tpv3ctl.bash
 
@@ -91,6 +91,7 @@ AM_DISTCHECK_CONFIGURE_FLAGS = \
 TESTS += tests/docs/man-coverage.sh tests/docs/import-graph.sh tests/docs/monitoring.sh
 dist_noinst_SCRIPTS += tests/docs/man-coverage.sh tests/docs/import-graph.sh tests/docs/monitoring.sh
 EXTRA_DIST += etc/monitoring/l2tpv3d-alerts.yml etc/monitoring/l2tpv3d-dashboard.json
+EXTRA_DIST += etc/keepalived/keepalived.conf.example
 
 # The .deb built, installed in a throw-away Debian root booted with
 # systemd-nspawn: ready, ctl, reload, stop.  Needs root, debootstrap,

@@ -2006,6 +2006,25 @@ static void print_member_addr(FILE *f, const struct l2tpd_config *c, const void 
  * Its files are merged into the lists the output shows: "" keeps the
  * output a fixed point (loaded again, it must not add them twice).
  */
+static bool print_secrets;
+
+/* The pair's key: long enough that guessing it is no way in. */
+static bool check_ha_secret(const char *s, char *why, size_t wl)
+{
+	if (strlen(s) >= 16 && check_printable(s, why, wl))
+		return true;
+	if (strlen(s) < 16)
+		snprintf(why, wl, "at least 16 characters");
+	return false;
+}
+
+static void print_ha_secret(FILE *f, const struct l2tpd_config *c, const void *obj, int ind)
+{
+	(void)obj;
+	(void)ind;
+	print_str(f, print_secrets || c->ha_secret[0] == '\0' ? c->ha_secret : "********");
+}
+
 static void print_include_dir(FILE *f, const struct l2tpd_config *c, const void *obj, int ind)
 {
 	(void)c;
@@ -2066,6 +2085,10 @@ static const struct opt global_opts[] = {
 	O_WORD(G, "dataplane", dataplane, dataplane_names),
 	O_STR(G, "state_dir", state_dir, check_abspath),
 	O_STR(G, "metrics_listen", metrics_listen, check_host_port),
+	O_STR(G, "ha_listen", ha_listen, check_host_port),
+	O_STR(G, "ha_peer", ha_peer, check_host_port),
+	{ .name = "ha_secret", .kind = OPT_STR, FIELD(G, ha_secret), .check = check_ha_secret,
+	  .print = print_ha_secret },
 	O_BOOL(G, "metrics_session_counters", metrics_session_counters),
 	O_END
 };
@@ -2256,7 +2279,7 @@ const char *const config_known_settings[] = {
 	"global.responder_port", "global.reload_peers",
 	"global.hostname", "global.router_id", "global.secret", "global.secret_file",
 	"global.include_dir", "global.max_tunnels",
-	"global.metrics_listen", "global.metrics_session_counters",
+	"global.metrics_listen", "global.ha_listen", "global.ha_peer", "global.ha_secret", "global.metrics_session_counters",
 	"global.max_sessions", "global.max_sessions_per_tunnel", "global.max_half_open",
 	"global.reserved_tunnels",
 	"global.snmp_config_id", "global.ctl_socket", "global.ctl_group",
@@ -2943,6 +2966,10 @@ static bool parse_global(struct pctx *p, const config_setting_t *g)
 	}
 	if (!c->hostname[0])
 		hostname_default(c);
+	if ((c->ha_listen[0] || c->ha_peer[0]) && !c->ha_secret[0])
+		return fail(p, g ? config_setting_get_member(g, c->ha_listen[0] ? "ha_listen" : "ha_peer")
+			    : NULL, "global.ha_secret",
+			    "an active/standby pair needs ha_secret (the records' key), the same on both boxes");
 	return true;
 }
 

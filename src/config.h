@@ -229,6 +229,10 @@ struct l2tpd_config {
 	char dataplane[16];			/* "kernel" (default) | "null" */
 	char state_dir[CFG_PATH_MAX];		/* default RUNSTATEDIR "/l2tpv3d" */
 	char metrics_listen[64];		/* "ADDR:PORT" for /metrics; "" (default): off */
+	/* an active/standby pair (ha.c): the failover record to the peer box, and from it */
+	char ha_listen[64];			/* "ADDR:PORT": take the peer's record; "": off */
+	char ha_peer[64];			/* "ADDR:PORT": send ours; "": off */
+	char ha_secret[CFG_SECRET_MAX];		/* HMAC-SHA256 key of the records; required with either */
 	bool metrics_session_counters;		/* default true: sessions' data-plane counters */
 	char (*reserved_ifnames)[CFG_NAME_MAX];	/* sorted: the interface names the file names */
 	unsigned n_reserved_ifnames;

@@ -889,6 +889,7 @@ static void h_show_daemon(struct ctl_conn *c, int64_t id, json_object *args)
 	json_add_str(o, "router_id", router_id_str(l2tpd.router_id));
 	json_object_object_add(o, "start", handover_json());
 	json_object_object_add(o, "failover", failover_json());
+	json_object_object_add(o, "ha", ha_json());
 	json_add_str(o, "config", l2tpd.conf_path ? l2tpd.conf_path : "");
 	json_add_int(o, "tunnels", l2tpd.n_tunnels);
 	json_add_int(o, "tunnels_established", l2tpd.n_tunnels_up);
@@ -1035,6 +1036,19 @@ static void h_reload(struct ctl_conn *c, int64_t id, json_object *args)
  * goes before the exec: the CLI then waits for the new process to answer
  * `show daemon` with one restart more.
  */
+static void h_failover_takeover(struct ctl_conn *c, int64_t id, json_object *args)
+{
+	json_object *o = NULL;
+	char err[4200];
+
+	(void)args;
+	if (failover_takeover(&o, err, sizeof(err)) < 0) {
+		conn_reply(c, id, CTL_E_INVALID, err, NULL);
+		return;
+	}
+	conn_reply(c, id, CTL_OK, NULL, o);
+}
+
 static void h_restart(struct ctl_conn *c, int64_t id, json_object *args)
 {
 	json_object *o;
@@ -1133,6 +1147,7 @@ static const struct {
 	{ "metrics", h_metrics },
 	{ "reload", h_reload },
 	{ "restart", h_restart },
+	{ "failover takeover", h_failover_takeover },
 	{ "debug on", h_debug_on },
 	{ "debug off", h_debug_off },
 	{ "monitor", h_monitor },

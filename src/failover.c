@@ -115,6 +115,8 @@ static void snapshot_write(void)
 		usl_pack_free(&w);
 		return;
 	}
+	if (!w.failed)
+		ha_publish(w.p, w.len);	/* the standby of a pair keeps it too */
 	if (w.failed || (n == 0 ? unlink(fo.path) < 0 && errno != ENOENT : write_file(&w) < 0)) {
 		if (!fo.warned)
 			log_warn("failover: cannot write %s (a crash would lose %u tunnels)",
@@ -211,11 +213,11 @@ static void recover_one(uint32_t id)
 	fo.restored++;
 }
 
-static int read_file(uint8_t **out, size_t *len)
+static int read_file(const char *path, uint8_t **out, size_t *len)
 {
 	struct stat st;
 	ssize_t n;
-	int fd = open(fo.path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
 		return -1;
@@ -233,38 +235,37 @@ static int read_file(uint8_t **out, size_t *len)
 	return 0;
 }
 
-void failover_recover(bool handed_over)
+/*
+ * Every tunnel recorded in path, restored and recovered; -1 when the file
+ * cannot be read or is not a record this version reads (said in err).
+ */
+static int recover_from(const char *path, char *err, size_t errlen)
 {
 	struct usl_unpack r;
 	uint8_t *buf = NULL;
 	size_t len = 0, blen;
 	uint32_t n, got = 0, *ids;
+	unsigned before = fo.restored;
 
-	if (!fo.enabled)
-		return;
-	if (handed_over || read_file(&buf, &len) < 0) {
-		/* what was handed over is what we hold: the file says so from now on */
-		fo.dirty = handed_over;
-		if (handed_over)
-			usl_timer_arm(l2tpd.timers, &fo.timer, usl_time_ms(FO_WRITE_MS));
-		return;
+	if (read_file(path, &buf, &len) < 0) {
+		snprintf(err, errlen, "%s: %s", path, errno ? strerror(errno) : "too short");
+		return -1;
 	}
 	usl_unpack_init(&r, buf + len - 4, 4);
 	if (memcmp(buf, FO_MAGIC, 8) != 0 ||
 	    (uint32_t)crc32(0L, buf, (uInt)(len - 4)) != usl_unpack_u32(&r)) {
-		log_warnx("failover: %s is not a state this version reads (or is damaged): "
-			  "nothing to recover", fo.path);
+		snprintf(err, errlen, "%s is not a record this version reads (or is damaged)", path);
 		free(buf);
-		return;
+		return -1;
 	}
 	usl_unpack_init(&r, buf + 8, len - 12);
 	if (usl_unpack_u32(&r) != FO_VERSION) {
-		log_warnx("failover: %s is of another version: nothing to recover", fo.path);
+		snprintf(err, errlen, "%s is of another version", path);
 		free(buf);
-		return;
+		return -1;
 	}
 	n = usl_unpack_u32(&r);
-	log_info("failover: %u tunnels recorded before a crash: recovering them", n);
+	log_info("failover: %u tunnels recorded in %s: recovering them", n, path);
 	ids = calloc(n ? n : 1, sizeof(*ids));
 	for (uint32_t i = 0; ids != NULL && i < n && !r.bad; i++) {
 		const uint8_t *rec = usl_unpack_blob(&r, &blen);
@@ -279,9 +280,49 @@ void failover_recover(bool handed_over)
 		recover_one(ids[i]);
 	free(ids);
 	free(buf);
-	fo.last_tunnels = n;
+	/* what we hold now: our own record says so from now on */
 	fo.dirty = true;
 	usl_timer_arm(l2tpd.timers, &fo.timer, usl_time_ms(FO_WRITE_MS));
+	return (int)(fo.restored - before);
+}
+
+void failover_recover(bool handed_over)
+{
+	char err[PATH_MAX + 64];
+
+	if (!fo.enabled)
+		return;
+	if (handed_over) {
+		/* what was handed over is what we hold: the file says so from now on */
+		fo.dirty = true;
+		usl_timer_arm(l2tpd.timers, &fo.timer, usl_time_ms(FO_WRITE_MS));
+		return;
+	}
+	if (access(fo.path, F_OK) == 0 && recover_from(fo.path, err, sizeof(err)) < 0)
+		log_warnx("failover: %s: nothing to recover", err);
+	else
+		fo.last_tunnels = fo.restored + fo.restore_failed;
+}
+
+int failover_takeover(json_object **out, char *err, size_t errlen)
+{
+	const char *path = ha_peer_record_path();
+	unsigned failed = fo.restore_failed;
+	int n;
+
+	if (path == NULL) {
+		snprintf(err, errlen, "no active/standby pair configured (ha_listen)");
+		return -1;
+	}
+	/* no record yet (the peer box never had a failover tunnel): nothing to take */
+	n = access(path, F_OK) < 0 && errno == ENOENT ? 0 : recover_from(path, err, errlen);
+	if (n < 0)
+		return -1;
+	log_info("failover: takeover: %d tunnels of the peer box restored, recovering", n);
+	*out = json_object_new_object();
+	json_add_int(*out, "tunnels_restored", n);
+	json_add_int(*out, "tunnels_not_restored", (int64_t)(fo.restore_failed - failed));
+	return 0;
 }
 
 void failover_stop(bool restarting)

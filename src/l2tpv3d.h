@@ -242,6 +242,7 @@ uint16_t sockaddr_port(const struct sockaddr *sa);
 void sockaddr_set_port(struct sockaddr *sa, uint16_t port);
 socklen_t sockaddr_len(const struct sockaddr *sa);
 bool sockaddr_eq_addr(const struct sockaddr *a, const struct sockaddr *b);
+int sockaddr_parse_host_port(const char *s, union saddr *sa, socklen_t *salen);
 bool sockaddr_eq_full(const struct sockaddr *a, const struct sockaddr *b);
 uint32_t sockaddr_hash_addr(const struct sockaddr *sa);
 const char *router_id_str(uint32_t id);					/* static buffer */
@@ -524,6 +525,15 @@ void failover_recover(bool handed_over);
 /* At the end: a clean stop removes the record, a restart keeps it. */
 void failover_stop(bool restarting);
 json_object *failover_json(void);	/* for `show daemon` */
+/* The standby of a pair becomes the active one: the peer box's record, recovered. */
+int failover_takeover(json_object **out, char *err, size_t errlen);
+
+/* ha.c: an active/standby pair (the failover record to the peer box, and from it) */
+int ha_init(char *err, size_t errlen);
+void ha_shutdown(void);
+void ha_publish(const uint8_t *rec, size_t len);
+const char *ha_peer_record_path(void);	/* NULL: this box takes no peer's record */
+json_object *ha_json(void);
 
 /* pwred.c: pseudowire redundancy (static sessions with backup tunnels) */
 struct pwred_state {

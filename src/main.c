@@ -454,6 +454,8 @@ int main(int argc, char **argv)
 	handover_adopt();
 	if (failover_init() < 0)
 		fatalx("failover: cannot start");
+	if (ha_init(err, sizeof(err)) < 0)
+		fatalx_status(EX_CONFIG, "%s", err);
 	{
 		struct handover_stats hs;
 
@@ -472,6 +474,7 @@ int main(int argc, char **argv)
 		log_warnx("event loop failed");
 	static_tunnels_stop();
 	failover_stop(handover_in_progress());
+	ha_shutdown();
 	tunnel_free_all();
 	snmpagent_shutdown();
 	hooks_shutdown();

@@ -1251,43 +1251,6 @@ static void on_accept(int fd, short what, void *arg)
 }
 
 /* "ADDR:PORT" or "[V6]:PORT" into an address; -1 when it is neither. */
-static int parse_listen(const char *s, union saddr *sa, socklen_t *salen)
-{
-	const char *colon = strrchr(s, ':');
-	char host[INET6_ADDRSTRLEN + 2];
-	size_t n;
-	char *end;
-	unsigned long p;
-
-	if (colon == NULL || colon == s)
-		return -1;
-	p = strtoul(colon + 1, &end, 10);
-	if (*end != '\0' || p == 0 || p > 65535)
-		return -1;
-	n = (size_t)(colon - s);
-	if (s[0] == '[' && n >= 2 && s[n - 1] == ']') {
-		s++;
-		n -= 2;
-	}
-	if (n == 0 || n >= sizeof(host))
-		return -1;
-	memcpy(host, s, n);
-	host[n] = '\0';
-	memset(sa, 0, sizeof(*sa));
-	if (inet_pton(AF_INET, host, &sa->in4.sin_addr) == 1) {
-		sa->in4.sin_family = AF_INET;
-		sa->in4.sin_port = htons((uint16_t)p);
-		*salen = sizeof(sa->in4);
-		return 0;
-	}
-	if (inet_pton(AF_INET6, host, &sa->in6.sin6_addr) == 1) {
-		sa->in6.sin6_family = AF_INET6;
-		sa->in6.sin6_port = htons((uint16_t)p);
-		*salen = sizeof(sa->in6);
-		return 0;
-	}
-	return -1;
-}
 
 static bool is_loopback(const union saddr *sa)
 {
@@ -1312,7 +1275,7 @@ int metrics_init(const struct l2tpd_config *c, char *err, size_t errlen)
 	}
 	if (c->metrics_listen[0] == '\0')
 		return 0;
-	if (parse_listen(c->metrics_listen, &sa, &salen) < 0) {
+	if (sockaddr_parse_host_port(c->metrics_listen, &sa, &salen) < 0) {
 		snprintf(err, errlen, "metrics_listen '%s': not ADDRESS:PORT", c->metrics_listen);
 		return -1;
 	}

@@ -289,3 +289,42 @@ int path_trusted(const char *what, const char *path, char *why, size_t len)
 	}
 	return 0;
 }
+
+/* "ADDR:PORT" or "[ADDR6]:PORT" (numeric) into sa; -1 when it is not one. */
+int sockaddr_parse_host_port(const char *s, union saddr *sa, socklen_t *salen)
+{
+	const char *colon = strrchr(s, ':');
+	char host[INET6_ADDRSTRLEN + 2];
+	size_t n;
+	char *end;
+	unsigned long p;
+
+	if (colon == NULL || colon == s)
+		return -1;
+	p = strtoul(colon + 1, &end, 10);
+	if (*end != '\0' || p == 0 || p > 65535)
+		return -1;
+	n = (size_t)(colon - s);
+	if (s[0] == '[' && n >= 2 && s[n - 1] == ']') {
+		s++;
+		n -= 2;
+	}
+	if (n == 0 || n >= sizeof(host))
+		return -1;
+	memcpy(host, s, n);
+	host[n] = '\0';
+	memset(sa, 0, sizeof(*sa));
+	if (inet_pton(AF_INET, host, &sa->in4.sin_addr) == 1) {
+		sa->in4.sin_family = AF_INET;
+		sa->in4.sin_port = htons((uint16_t)p);
+		*salen = sizeof(sa->in4);
+		return 0;
+	}
+	if (inet_pton(AF_INET6, host, &sa->in6.sin6_addr) == 1) {
+		sa->in6.sin6_family = AF_INET6;
+		sa->in6.sin6_port = htons((uint16_t)p);
+		*salen = sizeof(sa->in6);
+		return 0;
+	}
+	return -1;
+}

@@ -48,6 +48,7 @@ INTEGRATION_TESTS = \
 	tests/integration/forgotten-ccid.sh \
 	tests/integration/handover.sh \
 	tests/integration/failover.sh \
+	tests/integration/ha-pair.sh \
 	tests/integration/pwred.sh \
 	tests/integration/reload-peers.sh \
 	tests/integration/reload-live.sh \

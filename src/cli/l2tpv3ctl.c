@@ -88,6 +88,7 @@ static const char usage_text[] =
 "  metrics                    (Prometheus text format)\n"
 "  reload\n"
 "  restart\n"
+"  failover takeover\n"
 "  debug on (tunnel (ID | name NAME) | peer ADDR)\n"
 "  debug off (tunnel (ID | name NAME) | peer ADDR)\n"
 "  monitor [--reconnect] [events EVENT[,EVENT...]]\n"

@@ -473,6 +473,7 @@ static const struct {
 	[CMD_METRICS]		= { show_metrics, NULL },
 	[CMD_RELOAD]		= { show_reload, show_reloaded },
 	[CMD_RESTART]		= { show_kv, NULL },
+	[CMD_FAILOVER_TAKEOVER]	= { show_kv, NULL },
 	[CMD_DEBUG_ON]		= { show_kv, NULL },
 	[CMD_DEBUG_OFF]		= { show_kv, NULL },
 	[CMD_MONITOR]		= { show_kv, NULL },

@@ -188,6 +188,7 @@ static const struct command
 	cmd_metrics = { CMD_METRICS, "metrics", no_args },
 	cmd_reload = { CMD_RELOAD, "reload", no_args },
 	cmd_restart = { CMD_RESTART, "restart", no_args },
+	cmd_failover_takeover = { CMD_FAILOVER_TAKEOVER, "failover takeover", no_args },
 	cmd_debug_on = { CMD_DEBUG_ON, "debug on", debug_args },
 	cmd_debug_off = { CMD_DEBUG_OFF, "debug off", debug_args },
 	cmd_monitor = { CMD_MONITOR, "monitor", monitor_args };
@@ -220,6 +221,11 @@ static const struct token debug_tokens[] = {
 	{ NULL, NULL, NULL }
 };
 
+static const struct token failover_tokens[] = {
+	{ "takeover", NULL, &cmd_failover_takeover },
+	{ NULL, NULL, NULL }
+};
+
 static const struct token show_tokens[] = {
 	{ "daemon", NULL, &cmd_show_daemon },
 	{ NULL, NULL, NULL }
@@ -233,6 +239,7 @@ static const struct token top_tokens[] = {
 	{ "metrics", NULL, &cmd_metrics },
 	{ "reload", NULL, &cmd_reload },
 	{ "restart", NULL, &cmd_restart },
+	{ "failover", failover_tokens, NULL },
 	{ "debug", debug_tokens, NULL },
 	{ "monitor", NULL, &cmd_monitor },
 	{ NULL, NULL, NULL }
