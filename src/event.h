@@ -11,6 +11,8 @@
 #ifndef L2TPD_EVENT_H
 #define L2TPD_EVENT_H
 
+#include <stdbool.h>
+
 #include "ctl_proto.h"
 #include "proto/msg.h"
 #include "usl/list.h"
@@ -84,6 +86,13 @@ typedef void (*event_fn)(const struct l2tpd_event *ev, void *arg);
 int event_subscribe(event_fn fn, void *arg);
 void event_unsubscribe(event_fn fn, void *arg);
 void event_publish(const struct l2tpd_event *ev);
+
+/* Up or down of a tunnel or a session: what hooks, metrics and the failover record follow. */
+static inline bool event_is_up_down(enum event_kind k)
+{
+	return k == EV_TUNNEL_UP || k == EV_TUNNEL_DOWN || k == EV_SESSION_UP ||
+	       k == EV_SESSION_DOWN;
+}
 
 /* The common case: an object changed. */
 static inline void event_emit(enum event_kind k, const struct tunnel *t,

@@ -139,16 +139,7 @@ static void on_timer(struct usl_timer *tm)
 static void on_event(const struct l2tpd_event *ev, void *arg)
 {
 	(void)arg;
-	switch (ev->kind) {
-	case EV_TUNNEL_UP:
-	case EV_TUNNEL_DOWN:
-	case EV_SESSION_UP:
-	case EV_SESSION_DOWN:
-		break;
-	default:
-		return;
-	}
-	if (ev->t == NULL || !ev->t->prof->failover)
+	if (!event_is_up_down(ev->kind) || ev->t == NULL || !ev->t->prof->failover)
 		return;
 	fo.dirty = true;
 	if (!usl_timer_armed(&fo.timer))

@@ -622,16 +622,8 @@ static void obj_drop(struct hook_obj *obj, unsigned *killed, unsigned *dropped)
 static void hooks_on_event(const struct l2tpd_event *ev, void *arg)
 {
 	(void)arg;
-	switch (ev->kind) {
-	case EV_TUNNEL_UP:
-	case EV_TUNNEL_DOWN:
-	case EV_SESSION_UP:
-	case EV_SESSION_DOWN:
+	if (event_is_up_down(ev->kind))
 		hooks_run(event_name(ev->kind), ev->t, ev->s);
-		break;
-	default:
-		break;
-	}
 }
 
 int hooks_init(void)

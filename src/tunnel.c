@@ -65,6 +65,10 @@ static int tunnel_order_cmp(const struct usl_rb_node *a, const struct usl_rb_nod
  * StopCCN's retransmissions is no connection any more, and a LAC that
  * reconnects at once must not find its own dead ones in the way.
  */
+/* a recovery connection's SCCRQ retransmissions, at least (RFC 4951) */
+#define RECOVERY_MIN_RETRIES	10
+#define RECOVERY_MIN_RTX_CAP_S	8
+
 static void tunnel_count_changed(void);
 static void tunnel_recovery_gone(struct tunnel *rec);
 static struct tunnel *tunnel_new(const struct sockaddr *remote, const struct sockaddr *local,
@@ -821,6 +825,17 @@ static struct tunnel *tunnel_new(const struct sockaddr *remote, const struct soc
 		cfg.recover_ccid = recover->id;
 		cfg.recover_peer_ccid = l2tp_cc_peer_ccid(recover->cc);
 		t->recovery_of = recover->id;
+		/*
+		 * thousands of them leave at once after a crash, and a lost one
+		 * costs a pseudowire: at least the default budget, whatever a
+		 * profile tuned for quick detection says
+		 */
+		if (cfg.sccrq_max_retries < RECOVERY_MIN_RETRIES)
+			cfg.sccrq_max_retries = RECOVERY_MIN_RETRIES;
+		if (cfg.max_retries < cfg.sccrq_max_retries)
+			cfg.max_retries = cfg.sccrq_max_retries;
+		if (usl_time_cmp(cfg.rtx_cap, usl_time_s(RECOVERY_MIN_RTX_CAP_S)) < 0)
+			cfg.rtx_cap = usl_time_s(RECOVERY_MIN_RTX_CAP_S);
 	}
 	t->cc = l2tp_cc_new(&cfg, &tunnel_ops, l2tpd.timers, t->id, t);
 	if (t->cc == NULL) {
