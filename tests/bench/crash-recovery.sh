@@ -8,7 +8,8 @@
 #             every tunnel and session under the IDs it had
 #   rebuild:  the same without failover: until the LAC noticed, cleared and
 #             built all N again (new IDs)
-# Timings, not a pass/fail test: compare the two lines of one run.
+# Timings, not a pass/fail test: compare the two lines of one run
+# (CRASH_MODES="true" or "false" runs one of them).
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$top_srcdir/tests/integration/lib.sh"
 N=${1:-1000}
@@ -32,7 +33,7 @@ ids() { ctlj "$1" session list | jq -r '.sessions[] | select(.state == "establis
 up_on() { expect_count "$N" count_sessions "$1" established; }
 recorded() { ctlj b show daemon | jq -e --argjson n "$N" '.failover.recorded_tunnels == $n and .failover.write_pending == false' >/dev/null; }
 
-for fo in true false; do
+for fo in ${CRASH_MODES:-true false}; do
 	confs $fo
 	start b "$NSB" && start a "$NSA" || exit 1
 	wait_until 300 up_on b || { echo "bring-up of $N failed"; exit 1; }
