@@ -42,6 +42,12 @@
 #define FO_WRITE_MS	1000
 /* how long a restored tunnel waits for its recovery, beyond its setup deadline */
 #define FO_RESYNC_SLACK_MS	30000
+/*
+ * Recovery connections under way at once: each is a socket beside the
+ * restored tunnel's, and 10,000 of each at once outrun the descriptors (and
+ * the peer's listener queue); the next starts as one ends.
+ */
+#define FO_RECOVER_WINDOW	512
 
 static struct {
 	char path[PATH_MAX];
@@ -49,6 +55,10 @@ static struct {
 	struct usl_timer timer;
 	unsigned last_tunnels;		/* in the file now */
 	unsigned restored, restore_failed;
+	/* restored tunnels waiting for their recovery connection, and those under way */
+	uint32_t *queue;
+	size_t queued, next;
+	unsigned running;
 } fo;
 
 static bool tunnel_wants_snapshot(const struct tunnel *t)
@@ -204,6 +214,52 @@ static void recover_one(uint32_t id)
 	fo.restored++;
 }
 
+/* Starts recovery connections while fewer than FO_RECOVER_WINDOW run. */
+static void recover_more(void)
+{
+	while (fo.running < FO_RECOVER_WINDOW && fo.next < fo.queued) {
+		unsigned before = fo.restored;
+
+		recover_one(fo.queue[fo.next++]);
+		fo.running += fo.restored != before;
+	}
+	if (fo.next == fo.queued) {
+		free(fo.queue);
+		fo.queue = NULL;
+		fo.queued = fo.next = 0;
+	}
+}
+
+/* ids (ours now) join the queue of tunnels waiting for their recovery. */
+static void queue_recoveries(uint32_t *ids, uint32_t n)
+{
+	uint32_t *q;
+
+	if (ids == NULL || n == 0) {
+		free(ids);
+		return;
+	}
+	q = realloc(fo.queue, (fo.queued + n) * sizeof(*q));
+	if (q == NULL) {	/* no room to wait: all at once, as many as the descriptors allow */
+		for (uint32_t i = 0; i < n; i++)
+			recover_one(ids[i]);
+		free(ids);
+		return;
+	}
+	memcpy(q + fo.queued, ids, n * sizeof(*ids));
+	fo.queue = q;
+	fo.queued += n;
+	free(ids);
+	recover_more();
+}
+
+void failover_recovery_ended(void)
+{
+	if (fo.running > 0)
+		fo.running--;
+	recover_more();
+}
+
 static int read_file(const char *path, uint8_t **out, size_t *len)
 {
 	struct stat st;
@@ -267,9 +323,7 @@ static int recover_from(const char *path, char *err, size_t errlen)
 	}
 	if (r.bad)
 		log_warnx("failover: %s is malformed past %u tunnels", fo.path, got);
-	for (uint32_t i = 0; i < got; i++)
-		recover_one(ids[i]);
-	free(ids);
+	queue_recoveries(ids, got);
 	free(buf);
 	/* what we hold now: our own record says so from now on */
 	fo.dirty = true;
@@ -322,6 +376,9 @@ void failover_stop(bool restarting)
 		return;
 	usl_timer_cancel(&fo.timer);
 	event_unsubscribe(on_event, NULL);
+	free(fo.queue);
+	fo.queue = NULL;
+	fo.queued = fo.next = 0;
 	/* a clean stop told the peers: there is nothing to recover */
 	if (!restarting && unlink(fo.path) < 0 && errno != ENOENT)
 		log_warn("failover: %s", fo.path);

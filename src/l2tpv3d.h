@@ -525,6 +525,8 @@ void failover_recover(bool handed_over);
 /* At the end: a clean stop removes the record, a restart keeps it. */
 void failover_stop(bool restarting);
 json_object *failover_json(void);	/* for `show daemon` */
+/* A recovery connection we opened is gone (done or failed): the next may start. */
+void failover_recovery_ended(void);
 /* The standby of a pair becomes the active one: the peer box's record, recovered. */
 int failover_takeover(json_object **out, char *err, size_t errlen);
 

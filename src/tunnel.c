@@ -678,6 +678,8 @@ static void tunnel_recovery_gone(struct tunnel *rec)
 {
 	struct tunnel *old = tunnel_find(rec->recovery_of);
 
+	if (l2tp_cc_is_initiator(rec->cc))
+		failover_recovery_ended();
 	if (old == NULL || old->recovered_by != rec->id)
 		return;
 	old->recovered_by = 0;
