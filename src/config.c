@@ -3222,6 +3222,13 @@ static bool parse_sections(struct pctx *p, const config_setting_t *const *sec,
 		return false;
 	if (sec[8] && !parse_group(p, sec[8], "snmp", snmp_opts, &c->snmp))
 		return false;
+#ifndef HAVE_SNMP
+	/* Accepted, it would promise a subagent that this binary cannot start. */
+	if (c->snmp.enabled)
+		return fail(p, config_setting_get_member(sec[8], "enabled"), "snmp.enabled",
+			    "this l2tpv3d is built without SNMP support (valid: false; the "
+			    "AgentX subagent needs a build with configure --with-snmp)");
+#endif
 	return check_secrets(p);
 }
 
