@@ -8,6 +8,7 @@
 #   $(sysconfdir)/default/        l2tpv3d, the service's extra options (kept too)
 #   $(bashcompletiondir)          l2tpv3ctl
 #   $(pkgdatadir)                 tunnel-storm, l2tpv3d-notify (keepalived)
+#   $(mibsdir)                    L2TPV3D-MIB.txt, with the subagent (--with-snmp)
 #
 # configure sets systemdsystemunitdir and sysusersdir (from systemd.pc, or
 # --with-systemdsystemunitdir=DIR / =no, --with-sysusersdir=DIR / =no).
@@ -73,6 +74,18 @@ endif
 		if cmp -s "$$src" "$$dst"; then rm -f "$$dst"; fi; \
 	done
 .PHONY: install-packaging-data uninstall-packaging-data
+
+# The MIB, where net-snmp's tools look for it: $(datadir)/snmp/mibs, so
+# /usr/share/snmp/mibs for the package (a /usr/local prefix needs
+# `mibdirs +/usr/local/share/snmp/mibs` in snmp.conf).  Installed with the
+# subagent that serves it, but in the tarball either way (automake
+# distributes dist_ files of every condition), and so are doc/snmp.md and
+# the SNMP tests' helpers: src/snmp.mk is read only --with-snmp.
+mibsdir = $(datadir)/snmp/mibs
+if WITH_SNMP
+dist_mibs_DATA = mibs/L2TPV3D-MIB.txt
+endif
+EXTRA_DIST += doc/snmp.md tests/snmp/lib.sh tests/snmp/mibs
 
 # The load test: finds the installed daemon and CLI on PATH.
 dist_pkgdata_SCRIPTS = scripts/tunnel-storm etc/keepalived/l2tpv3d-notify

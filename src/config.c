@@ -2008,10 +2008,13 @@ static void print_member_addr(FILE *f, const struct l2tpd_config *c, const void 
  */
 static bool print_secrets;
 
-/* The pair's key: long enough that guessing it is no way in. */
+/*
+ * The pair's key: long enough that guessing it is no way in.  "" is unset,
+ * as printed (no pair; a pair without it is refused by parse_global()).
+ */
 static bool check_ha_secret(const char *s, char *why, size_t wl)
 {
-	if (strlen(s) >= 16 && check_printable(s, why, wl))
+	if (s[0] == '\0' || (strlen(s) >= 16 && check_printable(s, why, wl)))
 		return true;
 	if (strlen(s) < 16)
 		snprintf(why, wl, "at least 16 characters");
@@ -3219,6 +3222,13 @@ static bool parse_sections(struct pctx *p, const config_setting_t *const *sec,
 		return false;
 	if (sec[8] && !parse_group(p, sec[8], "snmp", snmp_opts, &c->snmp))
 		return false;
+#ifndef HAVE_SNMP
+	/* Accepted, it would promise a subagent that this binary cannot start. */
+	if (c->snmp.enabled)
+		return fail(p, config_setting_get_member(sec[8], "enabled"), "snmp.enabled",
+			    "this l2tpv3d is built without SNMP support (valid: false; the "
+			    "AgentX subagent needs a build with configure --with-snmp)");
+#endif
 	return check_secrets(p);
 }
 

@@ -14,6 +14,17 @@ tests_unit_check_config_CPPFLAGS = $(AM_CPPFLAGS) -DTOP_SRCDIR='"$(abs_top_srcdi
 tests_unit_check_config_CFLAGS = $(CHECK_TEST_CFLAGS) $(LIBCONFIG_CFLAGS)
 tests_unit_check_config_LDADD = usl/libusl.a $(LIBCONFIG_LIBS) $(CHECK_TEST_LIBS)
 
+# The same suite against the parser of a build without SNMP, whatever this
+# build is: such a binary must refuse snmp.enabled = true (test_snmp_enabled).
+# config.c needs nothing of net-snmp, so undefining HAVE_SNMP (DEFS come
+# first on the command line) is all a no-SNMP build does to it.
+check_PROGRAMS += tests/unit/check_config_nosnmp
+UNIT_TESTS += tests/unit/check_config_nosnmp
+tests_unit_check_config_nosnmp_SOURCES = $(tests_unit_check_config_SOURCES)
+tests_unit_check_config_nosnmp_CPPFLAGS = $(tests_unit_check_config_CPPFLAGS) -UHAVE_SNMP
+tests_unit_check_config_nosnmp_CFLAGS = $(tests_unit_check_config_CFLAGS)
+tests_unit_check_config_nosnmp_LDADD = $(tests_unit_check_config_LDADD)
+
 # config-print FILE: what `l2tpv3d -nv` prints, without the daemon.
 check_PROGRAMS += tests/config-print
 tests_config_print_SOURCES = tests/config-print.c src/config.c src/config.h

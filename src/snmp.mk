@@ -1,4 +1,5 @@
-# src/snmp.mk: the AgentX subagent (--with-snmp), its MIB and its tests.
+# src/snmp.mk: the AgentX subagent (--with-snmp) and its tests.  The MIB
+# is installed by packaging.mk.
 #
 # Included from the end of src/local.mk inside `if WITH_SNMP`, after
 # src_l2tpv3d_LDADD is set.  snmp.c is built as its own small library so
@@ -13,14 +14,9 @@ src_libsnmpagent_a_CFLAGS = $(AM_CFLAGS) $(SNMP_CFLAGS) $(LIBEVENT_CFLAGS) $(JSO
 	$(LIBCONFIG_CFLAGS)
 src_l2tpv3d_LDADD += src/libsnmpagent.a $(PROTO_LIBS) $(SNMP_LIBS)
 
-# The MIB, where net-snmp tools look for it.
-mibsdir = $(datadir)/snmp/mibs
-dist_mibs_DATA = mibs/L2TPV3D-MIB.txt
-
 # A real snmpd as AgentX master on a private socket and port (exit 77 when
 # snmpd, snmpwalk or root are missing); alone: make check TESTS=tests/snmp/snmp.sh.
 # walk-bench.sh is a benchmark, not a test.
 SNMP_TESTS = tests/snmp/snmp.sh tests/snmp/stall.sh
 TESTS += $(SNMP_TESTS)
 dist_noinst_SCRIPTS += $(SNMP_TESTS) tests/snmp/walk-bench.sh
-EXTRA_DIST += tests/snmp/lib.sh tests/snmp/mibs doc/snmp.md

@@ -138,6 +138,22 @@ if [ -n "$D" ] && [ -x "$D" ]; then
 	log_test "-nv masks secrets, --show-secrets prints them" $?
 fi
 
+# snmp.enabled = true: a daemon built with SNMP (configure --with-snmp)
+# accepts it; one built without refuses it, naming the setting and why,
+# instead of ignoring it (config-print -V snmp says which build this is).
+if [ -n "$D" ] && [ -x "$D" ]; then
+	printf 'snmp = {\n  enabled = true;\n};\n' >"$tmp/snmp.conf"
+	"$D" -n -f "$tmp/snmp.conf" >"$tmp/snmp.out" 2>&1
+	rc=$?
+	if [ "$("$prog" -V snmp)" = yes ]; then
+		[ "$rc" -eq 0 ]
+		log_test "snmp.enabled = true, built with SNMP: -n accepts it" $? "$tmp/snmp.out"
+	else
+		[ "$rc" -eq 1 ] && grep -q "snmp.conf:2: setting 'snmp.enabled': this l2tpv3d is built without SNMP support" "$tmp/snmp.out"
+		log_test "snmp.enabled = true, built without SNMP: -n refuses it (got $rc)" $? "$tmp/snmp.out"
+	fi
+fi
+
 # A file the daemon refuses at start is EX_CONFIG (78), which the unit's
 # RestartPreventExitStatus= keeps from restarting every 5 s; -n still says 1.
 # (The file is refused before anything is opened: no root needed.)

@@ -7,7 +7,9 @@
  *				the error on stderr, exit 1
  *	config-print -d		the built-in defaults
  *	config-print -V NAME	a build/host value the golden files leave
- *				out: hostname, runstatedir
+ *				out: hostname, runstatedir; snmp: yes when
+ *				built with it (snmp.enabled = true is
+ *				refused otherwise)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +23,7 @@
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: config-print FILE | -d | -V hostname|runstatedir\n");
+	fprintf(stderr, "usage: config-print FILE | -d | -V hostname|runstatedir|snmp\n");
 	return 2;
 }
 
@@ -33,6 +35,14 @@ int main(int argc, char **argv)
 	if (argc == 3 && strcmp(argv[1], "-V") == 0) {
 		if (strcmp(argv[2], "runstatedir") == 0) {
 			printf("%s\n", RUNSTATEDIR);
+			return 0;
+		}
+		if (strcmp(argv[2], "snmp") == 0) {
+#ifdef HAVE_SNMP
+			puts("yes");
+#else
+			puts("no");
+#endif
 			return 0;
 		}
 		if (strcmp(argv[2], "hostname") != 0)

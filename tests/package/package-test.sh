@@ -26,6 +26,12 @@
 # a fresh start, the reason logged and shown), systemd-analyze verify and
 # security, and dpkg --purge.  lintian checks the .deb first.
 #
+# SNMP: the root has snmpd (Debian's, AgentX master on /var/agentx/master)
+# and its tools.  The binary accepts snmp.enabled = true, L2TPV3D-MIB is where
+# snmptranslate looks (tests/snmp/mibs, bound in, stands in for the IETF
+# modules it imports: Debian's are non-free), the packaged file registers
+# nothing with snmpd, and once enabled the service answers snmpget by name.
+#
 # The kernel here may lack L2TP (no module can be loaded in the container
 # anyway): then the first start must fail once, exit 69, naming the way out,
 # without a restart loop; /etc/default/l2tpv3d then adds --dataplane null,
@@ -134,7 +140,8 @@ fi
 # (first alternative of each, without versions); cached per package set.
 deps=$(dpkg-deb -f "$DEB" Depends | tr ',' '\n' | sed 's/|.*//; s/(.*)//; s/[[:space:]]//g' |
 	grep -v '^$' | sort -u | tr '\n' ',')
-include="systemd,systemd-sysv,dbus,iproute2,${deps%,}"
+# snmpd and snmp (snmpget, snmptranslate): the SNMP checks' master and tools
+include="systemd,systemd-sysv,dbus,iproute2,snmpd,snmp,${deps%,}"
 ROOT=$CACHE/$SUITE-$(echo "$include" | md5sum | cut -c1-12)
 if [ ! -e "$ROOT/.complete" ]; then
 	command -v debootstrap >/dev/null || skip "debootstrap not installed and no root cached in $CACHE"
@@ -153,9 +160,11 @@ if [ ! -e "$ROOT/.complete" ]; then
 fi
 
 # ---- boot -------------------------------------------------------------------
+cp -r "$top_srcdir/tests/snmp/mibs" "$W/stand-in-mibs"
 t0=$SECONDS
 systemd-nspawn -q -D "$ROOT" --volatile=overlay --private-network --register=no --keep-unit \
 	--machine="l2tpv3d-pkgtest-$(rand_suffix)" --bind-ro="$W/debs:/debs" \
+	--bind-ro="$W/stand-in-mibs:/stand-in-mibs" \
 	-b -- systemd.firstboot=off >"$W/console.log" 2>&1 &
 NSPID=$!
 find_pid1() { PID1=$(pgrep -P "$NSPID" -x systemd | head -1); [ -n "$PID1" ]; }
@@ -205,6 +214,14 @@ fi
 # the example LNS accepts 192.0.2.0/24; the LAC below comes from .20
 in_ct ip addr add 192.0.2.1/32 dev lo
 in_ct ip addr add 192.0.2.20/32 dev lo
+# snmpd runs from boot; what an operator adds so that a community sees the
+# daemon's subtree (doc/snmp.md), in place before the daemon starts: a
+# subagent that were on would register at once
+in_ct sh -c 'echo "rocommunity pkgtest 127.0.0.1 .1.3.6.1.4.1.99999" > /etc/snmp/snmpd.conf.d/pkgtest.conf' &&
+	in_ct systemctl restart snmpd.service && wait_until 5 in_ct test -S /var/agentx/master
+log_test $? "snmpd runs, AgentX master on /var/agentx/master, a community for .1.3.6.1.4.1.99999"
+# snmpget by MIB name: L2TPV3D-MIB from where net-snmp looks by default
+SNMPGET=(snmpget -Oqv -v2c -c pkgtest -t 1 -r 1 -M +/stand-in-mibs -m L2TPV3D-MIB 127.0.0.1)
 
 in_ct dpkg -i --force-confold /debs/"$(basename "$DEB")" >"$W/dpkg.log" 2>&1
 log_test $? "dpkg -i installs the package"
@@ -280,6 +297,22 @@ log_test $? "a member of the group l2tpv3d may use l2tpv3ctl"
 out=$(in_ct runuser -u pkgtest-other -- l2tpv3ctl show daemon 2>&1)
 [ $? = 1 ] && grep -q "Permission denied" <<<"$out"
 log_test $? "anyone else is refused ($(echo "$out" | head -1 | cut -c1-60)...)"
+
+# ---- SNMP: built in, the MIB installed, the subagent off until enabled ------------------
+in_ct sh -c 'printf "snmp = {\n  enabled = true;\n};\n" > /run/snmp-on.conf'
+out=$(in_ct l2tpv3d -n -f /run/snmp-on.conf 2>&1)
+log_test $? "the packaged l2tpv3d has SNMP: -n accepts snmp.enabled = true ($out)"
+in_ct test -f /usr/share/snmp/mibs/L2TPV3D-MIB.txt
+log_test $? "L2TPV3D-MIB installed in /usr/share/snmp/mibs"
+# found by module name on net-snmp's default path (the stand-ins are appended to it)
+out=$(in_ct snmptranslate -M +/stand-in-mibs -m L2TPV3D-MIB -On L2TPV3D-MIB::l2tpv3dVersion 2>&1)
+[ "$out" = .1.3.6.1.4.1.99999.1.1.1 ]
+log_test $? "snmptranslate finds it: L2TPV3D-MIB::l2tpv3dVersion is $out"
+# snmpd was there before the daemon started: a subagent that were on
+# would have registered by now, and logged
+out=$(in_ct "${SNMPGET[@]}" L2TPV3D-MIB::l2tpv3dVersion.0 2>&1)
+grep -q "No Such Object" <<<"$out" && ! in_journal "snmp:"
+log_test $? "the packaged file leaves the subagent off: nothing registered with snmpd ('$out'), no snmp: line"
 
 # ---- the packaged file refuses a LAC; its LNS example, enabled, accepts it ---------
 in_ct sh -c 'cat > /run/lac.conf' <<'EOF'
@@ -519,6 +552,21 @@ log_test $? "show daemon: fell-back, the reason given ($(v99 | jq -c .start.reas
 [ "$(in_ct systemctl is-active pkgtest-v99.service)" = active ] && v99 | jq -e '.pid > 0' >/dev/null
 log_test $? "and it runs on as a fresh start (active, answering)"
 in_ct systemctl stop pkgtest-v99.service
+
+# ---- SNMP enabled: the service registers with snmpd -------------------------------------
+in_ct sed -i '/^snmp = {$/,/^};$/s/enabled = false;/enabled = true;/' /etc/l2tpv3d/l2tpv3d.conf &&
+	in_ct grep -q "^  enabled = true;" /etc/l2tpv3d/l2tpv3d.conf && in_ct systemctl start l2tpv3d.service
+log_test $? "snmp.enabled = true in /etc/l2tpv3d/l2tpv3d.conf: systemctl start succeeds"
+PID=$(prop MainPID)
+snmp_version() { [ "$(in_ct "${SNMPGET[@]}" L2TPV3D-MIB::l2tpv3dVersion.0 2>/dev/null)" = "$1" ]; }
+version=$(ctl -j show daemon | jq -r .version)
+wait_until 10 snmp_version "$version"
+log_test $? "snmpget L2TPV3D-MIB::l2tpv3dVersion.0 through snmpd: $version, as show daemon says"
+out=$(in_ct "${SNMPGET[@]}" L2TPV3D-MIB::l2tpv3dHostName.0 2>&1)
+[ "$out" = "$(ctl -j show daemon | jq -r .hostname)" ]
+log_test $? "l2tpv3dHostName.0 is the configured host name ($out)"
+wait_until 5 pid_logged "$PID" "snmp: .*AgentX subagent connected"
+log_test $? "the journal: '$(journal _PID="$PID" | grep -m1 'snmp:')'"
 
 # ---- purge -------------------------------------------------------------------------------
 in_ct systemctl start l2tpv3d.service && in_ct dpkg --purge l2tpv3d >>"$W/dpkg.log" 2>&1 &&

@@ -3,6 +3,11 @@
  * bad files (every error names FILE:LINE, the setting and the reason),
  * profile inheritance, peer matching, addresses, and print -> load -> print
  * being a fixed point.
+ *
+ * Built twice (src/config.mk): check_config with this build's defines, and
+ * check_config_nosnmp with HAVE_SNMP undefined, so that a parser without
+ * the subagent, which must refuse snmp.enabled = true, is tested in every
+ * build.
  */
 #include <arpa/inet.h>
 #include <check.h>
@@ -17,6 +22,13 @@
 
 #ifndef TOP_SRCDIR
 #define TOP_SRCDIR "."
+#endif
+
+/* What snmp.enabled = true gives: set with SNMP built in, refused without. */
+#ifdef HAVE_SNMP
+#define SNMP_ON_TEXT "true"
+#else
+#define SNMP_ON_TEXT "false"
 #endif
 
 /* ---- helpers ---- */
@@ -161,7 +173,7 @@ static const char full_conf[] =
 	");\n"
 	"hooks = { tunnel_up = \"/bin/true\"; tunnel_down = \"/bin/true\"; session_up = \"/a\";\n"
 	"  session_down = \"/b\"; max_concurrent = 2; timeout = 1.5; };\n"
-	"snmp = { enabled = true; agentx_socket = \"tcp:localhost:705\"; };\n";
+	"snmp = { enabled = " SNMP_ON_TEXT "; agentx_socket = \"tcp:localhost:705\"; };\n";
 
 /* ---- defaults ---- */
 
@@ -451,6 +463,42 @@ START_TEST(test_bad)
 }
 END_TEST
 
+/*
+ * snmp.enabled = true: with SNMP built in, set; without, refused at load
+ * (l2tpv3d -n fails, a start exits 78) rather than silently ignored.
+ * false, and the socket alone, are accepted either way.
+ */
+START_TEST(test_snmp_enabled)
+{
+	static const char on[] = "global = { };\n\nsnmp = {\n  enabled = true;\n};\n";
+	struct tmpconf t;
+	char err[1024] = "";
+	struct l2tpd_config *c = load_text(on, err, sizeof(err), &t);
+
+	unlink(t.path);
+#ifdef HAVE_SNMP
+	ck_assert_msg(c != NULL, "refused: %s", err);
+	ck_assert(c->snmp.enabled);
+	config_free(c);
+#else
+	char prefix[128];
+
+	ck_assert_msg(c == NULL, "accepted without SNMP:\n%s", on);
+	snprintf(prefix, sizeof(prefix), "%s:4: setting 'snmp.enabled': ", t.path);
+	ck_assert_msg(strncmp(err, prefix, strlen(prefix)) == 0,
+		      "error '%s' does not start with '%s'", err, prefix);
+	ck_assert_msg(strstr(err, "built without SNMP support") != NULL &&
+		      strstr(err, "--with-snmp") != NULL, "error '%s' does not say why", err);
+#endif
+
+	c = load_ok("snmp = { enabled = false; agentx_socket = \"/run/agentx\"; };\n");
+	ck_assert(!c->snmp.enabled);
+	ck_assert_str_eq(c->snmp.agentx_socket, "/run/agentx");
+	assert_fixed_point(c);
+	config_free(c);
+}
+END_TEST
+
 START_TEST(test_missing_file)
 {
 	char err[256];
@@ -716,7 +764,8 @@ START_TEST(test_full)
 	}
 
 	ck_assert_uint_eq(c->hooks.timeout_ms, 1500);
-	ck_assert(c->snmp.enabled);
+	ck_assert_int_eq(c->snmp.enabled, strcmp(SNMP_ON_TEXT, "true") == 0);
+	ck_assert_str_eq(c->snmp.agentx_socket, "tcp:localhost:705");
 
 	/* secrets: the peer's, the profile's, the global one */
 	ck_assert_str_eq(config_secret(c, fast, &c->peers[0]), "peer");
@@ -1198,6 +1247,7 @@ static Suite *config_suite(void)
 
 	tc = tcase_create("errors");
 	tcase_add_loop_test(tc, test_bad, 0, (int)(sizeof(bad_cases) / sizeof(bad_cases[0])));
+	tcase_add_test(tc, test_snmp_enabled);
 	tcase_add_test(tc, test_missing_file);
 	tcase_add_test(tc, test_include);
 	tcase_add_test(tc, test_secret_file);
