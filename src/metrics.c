@@ -336,6 +336,24 @@ static void redundancy(FILE *f)
 			st->switches);
 }
 
+/*
+ * The wall-clock start, worked out once per process: "now minus uptime" at
+ * every scrape would move by a second between scrapes as the two clocks'
+ * seconds roll over apart, and a restart alert on its changes would fire
+ * all the time.
+ */
+static time_t start_time(int64_t up_ms)
+{
+	static time_t at;
+	struct timespec now;
+
+	if (at == 0) {
+		clock_gettime(CLOCK_REALTIME, &now);
+		at = (time_t)(((int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 - up_ms + 500) / 1000);
+	}
+	return at;
+}
+
 static void identity(FILE *f)
 {
 	int64_t up_ms = usl_time_to_ms(usl_time_sub(usl_timerset_now(l2tpd.timers), l2tpd.started));
@@ -344,7 +362,7 @@ static void identity(FILE *f)
 	fprintf(f, "l2tpv3d_build_info{version=\"%s\",event_loop=\"%s\",dataplane=\"%s\"} 1\n",
 		PACKAGE_VERSION, usl_loop_backend(l2tpd.loop), l2tpd.dp->name);
 	family(f, "l2tpv3d_start_time_seconds", "gauge", "When the daemon started (Unix time).");
-	fprintf(f, "l2tpv3d_start_time_seconds %lld\n", (long long)(time(NULL) - up_ms / 1000));
+	fprintf(f, "l2tpv3d_start_time_seconds %lld\n", (long long)start_time(up_ms));
 	restarts(f);
 	redundancy(f);
 	if (l2tpd.last_reload_at == 0)

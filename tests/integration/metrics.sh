@@ -199,4 +199,14 @@ wait_until 5 a_holds &&
 	[ "$(series "$W/a4.json" l2tpv3d_tunnel_up 'tunnel="t2"')" = "0 series" ]
 rc=$?; log_test $rc "a: the held tunnel t2 counts as stopping, not in peer_tunnels nor as a tunnel_up series"
 [ $rc = 0 ] || grep 'tunnel' "$W/a4.prom" | grep -v '^#' | head -30
+
+# the start time stays put: scrapes over more than two seconds' rollovers give one value
+# (an alert on its changes is how a restart is noticed)
+start_times=$W/start-times
+end=$(( $(date +%s) + 3 ))
+while [ "$(date +%s)" -lt "$end" ]; do
+	ctl a metrics | sed -n 's/^l2tpv3d_start_time_seconds \([0-9]*\)$/\1/p'
+done > "$start_times"
+[ "$(wc -l < "$start_times")" -ge 5 ] && [ "$(sort -u "$start_times" | wc -l)" = 1 ]
+log_test $? "l2tpv3d_start_time_seconds: one value in $(wc -l < "$start_times") scrapes over 3 s"
 it_done
