@@ -1052,13 +1052,16 @@ static void h_failover_takeover(struct ctl_conn *c, int64_t id, json_object *arg
 static void h_restart(struct ctl_conn *c, int64_t id, json_object *args)
 {
 	json_object *o;
-	char err[256];
+	char err[768];
+	int rc;
 
 	(void)args;
 	o = handover_json();
-	if (handover_begin(HANDOVER_EXEC, err, sizeof(err)) < 0) {
+	rc = handover_begin(HANDOVER_EXEC, err, sizeof(err));
+	if (rc < 0) {
 		json_object_put(o);
-		return conn_reply(c, id, CTL_E_SHUTTING_DOWN, err, NULL);
+		return conn_reply(c, id, rc == HANDOVER_E_CONFIG ? CTL_E_CONFIG : CTL_E_SHUTTING_DOWN,
+				  err, NULL);
 	}
 	conn_reply(c, id, CTL_OK, NULL, o);
 }

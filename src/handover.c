@@ -45,9 +45,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -405,6 +407,60 @@ static void handover_tick(struct usl_timer *tm)
 	handover_finish();
 }
 
+/*
+ * An exec restart runs the binary at our path, maybe an upgraded one: that
+ * binary must load the configuration, or the next process would exit at
+ * once and take every tunnel with it.  It checks the file (`-n`) first; its
+ * first complaint becomes ours.  HANDOVER_CHECK_MS bounds the wait.
+ */
+#define HANDOVER_CHECK_MS	10000
+
+static int config_check_next(char *err, size_t errlen)
+{
+	char out[512], *nl;
+	size_t got = 0;
+	int p[2], status = 0;
+	struct pollfd pfd;
+	pid_t pid;
+
+	if (l2tpd.conf_path == NULL || pipe2(p, O_CLOEXEC) < 0)
+		return 0;	/* nothing to check it with: the exec says */
+	pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return 0;
+	}
+	if (pid == 0) {
+		dup2(p[1], STDERR_FILENO);
+		dup2(p[1], STDOUT_FILENO);
+		execl(ho.exe, ho.exe, "-n", "-f", l2tpd.conf_path, (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	pfd.fd = p[0];
+	pfd.events = POLLIN;
+	while (got < sizeof(out) - 1 && poll(&pfd, 1, HANDOVER_CHECK_MS) > 0) {
+		ssize_t n = read(p[0], out + got, sizeof(out) - 1 - got);
+
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	out[got] = '\0';
+	close(p[0]);
+	kill(pid, SIGKILL);	/* gone already, unless it hung */
+	if (waitpid(pid, &status, 0) != pid)
+		return 0;	/* its status is lost: the exec says */
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	if ((nl = strchr(out, '\n')) != NULL)
+		*nl = '\0';
+	snprintf(err, errlen, "%s does not load %s, nothing restarted: %s", ho.exe, l2tpd.conf_path,
+		 out[0] ? out : WIFEXITED(status) ? "it failed" : "no answer in time");
+	return -1;
+}
+
 int handover_begin(enum handover_how how, char *err, size_t errlen)
 {
 	if (ho.active) {
@@ -418,6 +474,10 @@ int handover_begin(enum handover_how how, char *err, size_t errlen)
 	if (how == HANDOVER_EXEC && ho.exe[0] == '\0') {
 		snprintf(err, errlen, "the daemon's own binary is unknown (/proc/self/exe)");
 		return -1;
+	}
+	if (how == HANDOVER_EXEC && config_check_next(err, errlen) < 0) {
+		log_warnx("restart refused: %s", err);
+		return HANDOVER_E_CONFIG;
 	}
 	ho.active = true;
 	ho.settled = false;

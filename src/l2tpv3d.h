@@ -504,6 +504,8 @@ void handover_adopt(void);
  * saved and the process execs or exits.  -1 with a reason when one is
  * under way already or the state cannot be saved.
  */
+/* -1, or HANDOVER_E_CONFIG: the binary to exec does not load the configuration */
+#define HANDOVER_E_CONFIG	(-2)
 int handover_begin(enum handover_how how, char *err, size_t errlen);
 bool handover_in_progress(void);
 /* main's argv: what the exec of a restart runs again. */

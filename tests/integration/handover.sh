@@ -153,6 +153,19 @@ rc=$?
 	expect_count $((21 + M)) count_tunnels b established
 log_test $? "the batch reports all $M established; both sides have $((21 + M)) tunnels (rc $rc)"
 
+# --- a configuration the next binary refuses: no restart at all ----------------
+cp "$W/b.conf" "$W/b.conf.good"
+echo 'global = { no_such_setting = 1; };' >> "$W/b.conf"
+pid=$(pid_of b)
+nt=$(count_tunnels b established)
+out=$(ctl b restart 2>&1)
+rc=$?
+cp "$W/b.conf.good" "$W/b.conf"
+[ $rc != 0 ] && grep -q "does not load" <<<"$out" && kill -0 "$pid" &&
+	[ "$(restarts_of b)" = "$(ctlj b show daemon | jq '.start.restarts')" ] &&
+	expect_count "$nt" count_tunnels b established && grep -q "restart refused: " "$W/b.log"
+log_test $? "a restart with a file the binary refuses is refused, its reason said; B keeps its $nt tunnels ($out)"
+
 # --- refused states: a fresh start, the reason said --------------------------
 ctl b tunnel list >/dev/null
 kill "$(pid_of a)"; wait_until 20 sh -c "! kill -0 $(pid_of a) 2>/dev/null"
