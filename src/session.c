@@ -158,12 +158,14 @@ struct session *session_find_name(const char *name)
 	return n ? usl_hash_entry(n, struct session, by_name) : NULL;
 }
 
+/*
+ * An ID whatever the limits: a peer's call over max_sessions is refused in
+ * session_check_limits() with a CDN, which needs our ID to carry.
+ */
 uint32_t session_alloc_id(void)
 {
 	uint32_t id;
 
-	if (l2tpd.n_sessions >= l2tpd.conf->max_sessions)
-		return 0;
 	do
 		id = random_u32_nonzero();
 	while (session_find(id) != NULL);

@@ -66,4 +66,13 @@ log_test $? "lac-a's tunnel a2 goes, and its session with it"
 out=$(open_v4 a4) && up "$out" && s=$(ctlj a session create tunnel name a4 name s4) && up "$s"
 log_test $? "then lac-a gets a tunnel and a session again"
 
+# the daemon-wide max_sessions: the peer's call is refused at once, with a CDN that says why
+ns=$(count_sessions b)
+sed -i "s|max_tunnels = 5;|max_tunnels = 5; max_sessions = $ns;|" "$W/b.conf"
+ctl b reload >/dev/null
+out=$(ctlj a -t 20 session create tunnel name u2 name g1 2>&1)
+grep -q "CDN result 4 .*max_sessions ($ns) reached" <<<"$out"
+rc=$?; log_test $rc "over B's max_sessions ($ns): the ICRQ gets a CDN naming the limit, not silence"
+[ $rc = 0 ] || echo "$out"
+
 it_done
