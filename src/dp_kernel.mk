@@ -26,7 +26,7 @@ KERNEL_TESTS = \
 	tests/kernel/pseudowire.sh tests/kernel/cookies.sh tests/kernel/prepared.sh tests/kernel/lifecycle.sh \
 	tests/kernel/lost.sh tests/kernel/forged-notices.sh tests/kernel/xconnect.sh tests/kernel/ppp.sh tests/kernel/overrun.sh tests/kernel/statefile.sh \
 	tests/kernel/scale.sh tests/kernel/restart.sh tests/kernel/transport-opts.sh tests/kernel/metrics.sh \
-	tests/kernel/crash.sh
+	tests/kernel/crash.sh tests/kernel/ha-pair.sh
 EXTRA_DIST += tests/kernel/vm-run tests/kernel/suite.sh tests/kernel/lib.sh \
 	$(KERNEL_TESTS) doc/kernel-dataplane.md
 

@@ -9,7 +9,7 @@
 # "N passed, N failed" over all of them.  Exit 0 when all passed, 1 when
 # any failed, 77 when every script skipped.
 dir=$(cd "$(dirname "$0")" && pwd)
-TESTS=${*:-pseudowire cookies prepared lifecycle lost forged-notices xconnect ppp overrun statefile restart scale transport-opts metrics crash}
+TESTS=${*:-pseudowire cookies prepared lifecycle lost forged-notices xconnect ppp overrun statefile restart scale transport-opts metrics crash ha-pair}
 ok=0 fail=0 ran=0 skipped=0 broken=
 log=$(mktemp /tmp/l2tpv3d-suite.XXXXXX)
 t0=$(date +%s)
