@@ -48,6 +48,7 @@ INTEGRATION_TESTS = \
 	tests/integration/forgotten-ccid.sh \
 	tests/integration/handover.sh \
 	tests/integration/failover.sh \
+	tests/integration/failover-auth.sh \
 	tests/integration/ha-pair.sh \
 	tests/integration/pwred.sh \
 	tests/integration/reload-peers.sh \
@@ -59,7 +60,8 @@ INTEGRATION_TESTS = \
 	tests/integration/transport-opts.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += tests/integration/lib.sh $(INTEGRATION_TESTS) scripts/lib.sh scripts/demo \
-	tests/integration/promcheck.py tests/integration/peer.py tests/integration/peer-lib.sh
+	tests/integration/promcheck.py tests/integration/peer.py tests/integration/peer-lib.sh \
+	tests/integration/ha-lib.sh
 
 # Attacks on an LNS in network namespaces (forged sources: raw sockets):
 # each asserts the daemon is alive, back to its baseline, the victim tunnel

@@ -16,58 +16,18 @@
 # re-created), and on b2; a record with another key is refused.  Prints the
 # time from the failure to all resumed.
 . "$(dirname "$0")/lib.sh"
+. "$top_srcdir/tests/integration/ha-lib.sh"
 it_setup
 command -v keepalived >/dev/null || skip "needs keepalived (scripts/deps installs it)"
 N=${HA_N:-1000}
-VIP=192.0.2.2 B1=192.0.2.11 B2=192.0.2.12
-NOTIFY=$top_srcdir/etc/keepalived/l2tpv3d-notify
-NSC=l2tpit-c-$tag
 
 # A's veth0 into a bridge that b2 joins too; b1 takes B's veth1
-ip netns add "$NSC" && ip -n "$NSC" link set lo up &&
-	ip -n "$NSA" link add br0 type bridge && ip -n "$NSA" addr flush dev veth0 &&
-	ip -n "$NSA" link set veth0 master br0 && ip -n "$NSA" addr add $A_ADDR/24 dev br0 &&
-	ip -n "$NSA" link set br0 up &&
-	ip link add vethc netns "$NSA" type veth peer name veth2 netns "$NSC" &&
-	ip -n "$NSA" link set vethc master br0 && ip -n "$NSA" link set vethc up &&
-	ip -n "$NSC" link set veth2 up && ip -n "$NSC" addr add $B2/24 dev veth2 &&
-	ip -n "$NSB" addr flush dev veth1 && ip -n "$NSB" addr add $B1/24 dev veth1
+ha_topology l2tpit
 log_test $? "three boxes on one segment: A, b1 and b2"
-trap 'kill_pidfiles TERM "$W"/k*.pid; ip netns del "$NSC" 2>/dev/null; it_cleanup' EXIT
-for ns in "$NSB" "$NSC"; do ip netns exec "$ns" sysctl -qw net.ipv4.ip_nonlocal_bind=1; done
+trap 'kill_pidfiles TERM "$W"/k*.pid.run; ip netns del "$NSC" 2>/dev/null; it_cleanup' EXIT
 
-# keepalived_conf NAME IF SELF PEER PRIORITY
-keepalived_conf() {
-	cat > "$W/$1.kconf" <<EOF
-global_defs {
-	enable_script_security
-	script_user root
-}
-vrrp_instance l2tpv3d {
-	state BACKUP
-	nopreempt
-	interface $2
-	virtual_router_id 51
-	priority $5
-	advert_int 1
-	unicast_src_ip $3
-	unicast_peer {
-		$4
-	}
-	virtual_ipaddress {
-		$VIP/24 dev $2
-	}
-	notify "$NOTIFY $W/$1.ctl"
-}
-EOF
-}
 keepalived_conf b1 veth1 $B1 $B2 150
 keepalived_conf b2 veth2 $B2 $B1 100
-kstart() {	# kstart NAME NS
-	ip netns exec "$2" env PATH="$(dirname "$C"):$PATH" keepalived -n -l -D -P -f "$W/$1.kconf" \
-		-p "$W/k$1.pid" -r "$W/k$1v.pid" >>"$W/k$1.log" 2>&1 &
-	echo $! > "$W/k$1.pid.run"
-}
 SECRET=0123456789abcdef-ha-test
 ha_conf() {	# ha_conf NAME SELF PEER
 	write_conf $1 $VIP "
@@ -83,7 +43,6 @@ sed -i "s|log_level = \"debug\";|log_level = \"info\"; state_dir = \"$W/a-state\
 start b1 "$NSB" && start b2 "$NSC" && start a "$NSA"
 log_test $? "A, b1 and b2 start (b1 and b2 on the service address $VIP)"
 kstart b1 "$NSB"
-vip_on() { ip -n "$1" -j addr show | jq -e --arg a "$VIP" 'any(.[].addr_info[]?; .local == $a)' >/dev/null; }
 wait_until 30 vip_on "$NSB"
 log_test $? "b1's keepalived is master: b1 holds $VIP"
 kstart b2 "$NSC"
