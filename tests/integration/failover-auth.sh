@@ -53,4 +53,33 @@ for victim in b a; do
 	[ "$(digest_drops $survivor)" = "$dd0" ] && [ "$(digest_drops $victim)" = 0 ]
 	log_test $? "no message dropped for its digest on either side"
 done
+
+# A recovery SCCRQ that names one of B's connections rightly (both IDs, from
+# the peer's address) but cannot sign with its secret: dropped without an
+# answer, counted, and the connection is not touched.  (A scripted peer
+# beside A, on another port: A holds 1701.)
+TID=$(ctlj b tunnel list | jq -r '[.tunnels[] | select(.recovery_of == null)][0].tunnel_id')
+PTID=$(ctlj b tunnel show "$TID" | jq -r .peer_tunnel_id)
+refused0=$(ctlj b stats | jq '.global.failover_refused')
+peer_at() {	# peer_at ADDR PORT
+	rm -f "$W/peer.in" "$W/peer.out"
+	mkfifo "$W/peer.in" "$W/peer.out"
+	ip netns exec "$NSA" python3 "$PEER_PY" serve --local "$1:$2" --remote "$B_ADDR:1701" \
+		<"$W/peer.in" >"$W/peer.out" 2>>"$W/peer.log" &
+	echo $! > "$W/peer.pid"
+	exec {PIN}>"$W/peer.in" {POUT}<"$W/peer.out"
+	read -t 30 -r R <&"$POUT"
+}
+peer_at $A_ADDR 1799
+recovery=$(printf '0:77:1:0000%08x%08x' "$PTID" "$TID")
+nonce="0:73:1:$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+digest="0:59:1:00$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+! P connect timeout=3 extra="$recovery" extra="$nonce" first="$digest"
+log_test $? "a recovery SCCRQ for B's tunnel $TID with a digest of another secret gets no answer"
+peer_stop
+refused_more() { [ "$(ctlj b stats | jq '.global.failover_refused')" -gt "$refused0" ]; }
+wait_until 10 refused_more && all_up b $ns && all_up a $ns &&
+	ctl a session create tunnel name t1 name after-forgery >/dev/null &&
+	wait_until 20 expect_count $((ns + 1)) count_sessions b established
+log_test $? "B counted it; tunnel $TID and all the others still work (a session comes up on them)"
 it_done

@@ -230,6 +230,9 @@ class Peer:
             if kind == "extra":
                 avps.append(arg)
                 continue
+            if kind == "first":
+                avps.insert(1, arg)	# right after the Message Type (a Message Digest's place)
+                continue
             if kind == "tail":
                 tail += arg
                 continue
@@ -545,9 +548,9 @@ def parse_mods(kv):
             head, _, last = v.rpartition(":")
             val = bytes.fromhex(last) if k == "set" else int(last)
             mods.append((k, vt(head) + (val,)))
-        elif k == "extra":
+        elif k in ("extra", "first"):
             ven, t, m, h = (v.split(":") + [""])[:4]
-            mods.append(("extra", Avp(int(t), bytes.fromhex(h), m == "1", int(ven))))
+            mods.append((k, Avp(int(t), bytes.fromhex(h), m == "1", int(ven))))
         elif k == "tail":
             mods.append(("tail", bytes.fromhex(v)))
     return mods
