@@ -125,9 +125,9 @@ start_fake compact --compact
 # Arguments: exit 2, one message naming the problem, nothing sent.
 
 usage_case "no command" \
-	"l2tpv3ctl: missing command (valid: tunnel, session, show, stats, metrics, reload, restart, debug, monitor)"
+	"l2tpv3ctl: missing command (valid: tunnel, session, show, stats, metrics, reload, restart, failover, debug, monitor)"
 usage_case "typo at the top level" \
-	"l2tpv3ctl: unknown command 'tunel' (valid: tunnel, session, show, stats, metrics, reload, restart, debug, monitor)" \
+	"l2tpv3ctl: unknown command 'tunel' (valid: tunnel, session, show, stats, metrics, reload, restart, failover, debug, monitor)" \
 	tunel list
 usage_case "typo in a subcommand" \
 	"l2tpv3ctl: tunnel: unknown command 'crate' (valid: create, delete, show, list)" \
@@ -287,6 +287,8 @@ check $? "usage: secret - in a batch"
 req_case "tunnel create no-wait, [v6]:port" \
 	'.args == {peer: "[2001:db8::2]:1701", wait: false}' \
 	tunnel create peer '[2001:db8::2]:1701' no-wait
+req_case "failover takeover: no arguments" '.cmd == "failover takeover" and (.args // {}) == {}' \
+	failover takeover
 req_case "tunnel create through a pool" '.cmd == "tunnel create" and .args == {pool: "lns", name: "t1"}' \
 	tunnel create pool lns name t1
 req_case "prefix: tun cr po lns" '.args == {pool: "lns"}' tun cr po lns
@@ -523,7 +525,7 @@ ID          PEER-ID  NAME   STATE           PEER                PEER-HOST  ENCAP
 4000000000  0        -      wait-ctl-reply  [2001:db8::2]:1701  -          ip     0         5s
 EOF
 out_case "batch text: LINE: result" 2 "$T/want" -b "$T/batch"
-grep -qxF "l2tpv3ctl: line 5: unknown command 'tunel' (valid: tunnel, session, show, stats, metrics, reload, restart, debug, monitor)" "$T/err"
+grep -qxF "l2tpv3ctl: line 5: unknown command 'tunel' (valid: tunnel, session, show, stats, metrics, reload, restart, failover, debug, monitor)" "$T/err"
 check $? "batch: parse error named with its line number"
 
 printf 'tunnel create peer 192.0.2.99\nshow daemon\n' >"$T/in"

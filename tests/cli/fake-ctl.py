@@ -200,6 +200,8 @@ def answer(req, opts, n):
         return reply(req, 0, {"changed": {"tunnels_added": 1, "profiles_changed": 2}})
     if cmd == "monitor":
         return reply(req, 0, {"monitoring": True})
+    if cmd == "failover takeover":
+        return reply(req, 0, {"tunnels_restored": 3, "tunnels_not_restored": 0})
     return reply(req, 1, None, "unknown command '%s'" % cmd)
 
 
