@@ -61,16 +61,7 @@ done
 TID=$(ctlj b tunnel list | jq -r '[.tunnels[] | select(.recovery_of == null)][0].tunnel_id')
 PTID=$(ctlj b tunnel show "$TID" | jq -r .peer_tunnel_id)
 refused0=$(ctlj b stats | jq '.global.failover_refused')
-peer_at() {	# peer_at ADDR PORT
-	rm -f "$W/peer.in" "$W/peer.out"
-	mkfifo "$W/peer.in" "$W/peer.out"
-	ip netns exec "$NSA" python3 "$PEER_PY" serve --local "$1:$2" --remote "$B_ADDR:1701" \
-		<"$W/peer.in" >"$W/peer.out" 2>>"$W/peer.log" &
-	echo $! > "$W/peer.pid"
-	exec {PIN}>"$W/peer.in" {POUT}<"$W/peer.out"
-	read -t 30 -r R <&"$POUT"
-}
-peer_at $A_ADDR 1799
+peer_start_at $A_ADDR 1799
 recovery=$(printf '0:77:1:0000%08x%08x' "$PTID" "$TID")
 nonce="0:73:1:$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 digest="0:59:1:00$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"

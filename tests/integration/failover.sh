@@ -155,26 +155,17 @@ ids a > "$W/a.after"; ids b > "$W/b.after"
 # Forged recovery SCCRQs change nothing: a scripted peer beside A (another
 # port: A holds 1701), and from an address of A's namespace that is not A's.
 ip -n "$NSA" addr add 192.0.2.3/24 dev veth0
-peer_at() {	# peer_at ADDR PORT
-	rm -f "$W/peer.in" "$W/peer.out"
-	mkfifo "$W/peer.in" "$W/peer.out"
-	ip netns exec "$NSA" python3 "$PEER_PY" serve --local "$1:$2" --remote "$B_ADDR:1701" \
-		<"$W/peer.in" >"$W/peer.out" 2>>"$W/peer.log" &
-	echo $! > "$W/peer.pid"
-	exec {PIN}>"$W/peer.in" {POUT}<"$W/peer.out"
-	read -t 30 -r R <&"$POUT"
-}
 recovery_avp() { printf '0:77:1:0000%08x%08x' "$1" "$2"; }	# recovery_avp THEIR_CCID OUR_CCID
 refused0=$(stat_of b failover_refused)
 TID=$(ctlj b tunnel list | jq -r '.tunnels[0].tunnel_id')
 PTID=$(ctlj b tunnel show "$TID" | jq -r .peer_tunnel_id)
-peer_at $A_ADDR 1799
+peer_start_at $A_ADDR 1799
 P connect extra="$(recovery_avp $((PTID ^ 1)) "$TID")" && [ "$(J .reply.type)" = StopCCN ]
 log_test $? "a recovery SCCRQ with the wrong peer ID for B's tunnel is refused (StopCCN)"
 P connect extra="$(recovery_avp "$PTID" $((TID ^ 1)))" && [ "$(J .reply.type)" = StopCCN ]
 log_test $? "a recovery SCCRQ naming no tunnel of B's is refused"
 peer_stop
-peer_at 192.0.2.3 1701
+peer_start_at 192.0.2.3 1701
 P connect extra="$(recovery_avp "$PTID" "$TID")" && [ "$(J .reply.type)" = StopCCN ]
 log_test $? "a recovery SCCRQ with the right IDs from another address is refused"
 peer_stop

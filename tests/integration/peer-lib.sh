@@ -3,10 +3,13 @@
 # after the caller's lib.sh has set $top_srcdir, $W, $NSA and $B_ADDR.
 PEER_PY=$top_srcdir/tests/integration/peer.py
 peer_start() {	# peer_start LOCAL_ADDR [serve args...]: talks to the LNS at $B_ADDR
-	local addr=$1; shift
+	peer_start_at "$1" 1701 "${@:2}"
+}
+peer_start_at() {	# peer_start_at LOCAL_ADDR PORT [serve args...]: from another port
+	local addr=$1 port=$2; shift 2
 	rm -f "$W/peer.in" "$W/peer.out"
 	mkfifo "$W/peer.in" "$W/peer.out"
-	ip netns exec "$NSA" python3 "$PEER_PY" serve --local "$addr:1701" --remote "$B_ADDR:1701" \
+	ip netns exec "$NSA" python3 "$PEER_PY" serve --local "$addr:$port" --remote "$B_ADDR:1701" \
 		"$@" <"$W/peer.in" >"$W/peer.out" 2>>"$W/peer.log" &
 	echo $! > "$W/peer.pid"
 	exec {PIN}>"$W/peer.in" {POUT}<"$W/peer.out"
