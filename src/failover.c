@@ -67,35 +67,6 @@ static bool tunnel_wants_snapshot(const struct tunnel *t)
 	       tunnel_can_handover(t);
 }
 
-static int write_file(const struct usl_pack *w)
-{
-	char tmp[PATH_MAX + 8];
-	size_t done = 0;
-	int fd;
-
-	snprintf(tmp, sizeof(tmp), "%s.new", fo.path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -1;
-	while (done < w->len) {
-		ssize_t n = write(fd, w->p + done, w->len - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			close(fd);
-			unlink(tmp);
-			return -1;
-		}
-		done += (size_t)n;
-	}
-	if (close(fd) < 0 || rename(tmp, fo.path) < 0) {
-		unlink(tmp);
-		return -1;
-	}
-	return 0;
-}
-
 /* The snapshot now: every failover-capable tunnel that could be handed over. */
 static void snapshot_write(void)
 {
@@ -127,7 +98,7 @@ static void snapshot_write(void)
 	}
 	if (!w.failed)
 		ha_publish(w.p, w.len);	/* the standby of a pair keeps it too */
-	if (w.failed || (n == 0 ? unlink(fo.path) < 0 && errno != ENOENT : write_file(&w) < 0)) {
+	if (w.failed || (n == 0 ? unlink(fo.path) < 0 && errno != ENOENT : file_write_whole(fo.path, w.p, w.len) < 0)) {
 		if (!fo.warned)
 			log_warn("failover: cannot write %s (a crash would lose %u tunnels)",
 				 fo.path, n);
@@ -262,24 +233,13 @@ void failover_recovery_ended(void)
 
 static int read_file(const char *path, uint8_t **out, size_t *len)
 {
-	struct stat st;
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc;
 
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) < 0 || st.st_size < 20 || (*out = malloc((size_t)st.st_size)) == NULL) {
-		close(fd);
-		return -1;
-	}
-	n = read(fd, *out, (size_t)st.st_size);
+	rc = fd_read_whole(fd, 20, SIZE_MAX, out, len);
 	close(fd);
-	if (n != st.st_size) {
-		free(*out);
-		return -1;
-	}
-	*len = (size_t)n;
-	return 0;
+	return rc;
 }
 
 /*

@@ -227,8 +227,6 @@ static void in_complete(void)
 	struct ha_xfer *x = &ha.in;
 	uint8_t m[HA_MAC_LEN];
 	uint64_t gen, len;
-	char tmp[PATH_MAX + 8];
-	int fd;
 
 	if (x->done < HA_HDR_LEN + HA_MAC_LEN || memcmp(x->buf, HA_MAGIC, 8) != 0)
 		return reject("not a record");
@@ -241,12 +239,7 @@ static void in_complete(void)
 		return reject("bad MAC (not our peer, or another ha_secret)");
 	if (gen <= ha.kept_generation)
 		return reject("not newer than the record kept");
-	snprintf(tmp, sizeof(tmp), "%s.new", ha.path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0 || write(fd, x->buf + HA_HDR_LEN, len) != (ssize_t)len || close(fd) < 0 ||
-	    rename(tmp, ha.path) < 0) {
-		if (fd >= 0)
-			unlink(tmp);
+	if (file_write_whole(ha.path, x->buf + HA_HDR_LEN, len) < 0) {
 		log_warn("ha: cannot keep the peer's record in %s", ha.path);
 		return;
 	}

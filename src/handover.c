@@ -590,31 +590,6 @@ static bool find_descriptors(int *state_fd, int *bundle_fd)
 	return true;
 }
 
-static int read_all(int fd, uint8_t **out, size_t *len)
-{
-	struct stat st;
-	uint8_t *p;
-	size_t done = 0;
-	ssize_t k;
-
-	if (fstat(fd, &st) < 0 || st.st_size < HANDOVER_HDR_LEN + 4 || st.st_size > (1L << 34))
-		return -1;
-	p = malloc((size_t)st.st_size);
-	if (p == NULL)
-		return -1;
-	while (done < (size_t)st.st_size) {
-		k = pread(fd, p + done, (size_t)st.st_size - done, (off_t)done);
-		if (k <= 0) {
-			free(p);
-			return -1;
-		}
-		done += (size_t)k;
-	}
-	*out = p;
-	*len = done;
-	return 0;
-}
-
 /* Every descriptor in the bundle's queue, in order; -1 when they are not exactly n. */
 static int receive_fds(int bundle, unsigned n)
 {
@@ -738,7 +713,8 @@ void handover_load(void)
 		ho.exe[0] = '\0';
 	if (!find_descriptors(&state_fd, &bundle_fd))
 		return;
-	if (read_all(state_fd, &ho.state, &ho.state_len) < 0) {
+	if (fd_read_whole(state_fd, HANDOVER_HDR_LEN + 4, (size_t)1 << 34, &ho.state,
+			  &ho.state_len) < 0) {
 		close(state_fd);
 		close(bundle_fd);
 		fall_back("the state cannot be read");

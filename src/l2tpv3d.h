@@ -243,6 +243,10 @@ void sockaddr_set_port(struct sockaddr *sa, uint16_t port);
 socklen_t sockaddr_len(const struct sockaddr *sa);
 bool sockaddr_eq_addr(const struct sockaddr *a, const struct sockaddr *b);
 int sockaddr_parse_host_port(const char *s, union saddr *sa, socklen_t *salen);
+/* A whole file of min to max octets into a new buffer (pread: any offset); 0 or -1. */
+int fd_read_whole(int fd, size_t min, size_t max, uint8_t **out, size_t *len);
+/* path replaced whole (a new file renamed over it, mode 0600), never half written; 0 or -1. */
+int file_write_whole(const char *path, const void *p, size_t len);
 bool sockaddr_eq_full(const struct sockaddr *a, const struct sockaddr *b);
 uint32_t sockaddr_hash_addr(const struct sockaddr *sa);
 const char *router_id_str(uint32_t id);					/* static buffer */

@@ -5,9 +5,12 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -327,4 +330,60 @@ int sockaddr_parse_host_port(const char *s, union saddr *sa, socklen_t *salen)
 		return 0;
 	}
 	return -1;
+}
+
+int fd_read_whole(int fd, size_t min, size_t max, uint8_t **out, size_t *len)
+{
+	struct stat st;
+	uint8_t *p;
+	size_t done = 0;
+	ssize_t k;
+
+	if (fstat(fd, &st) < 0 || (size_t)st.st_size < min || (size_t)st.st_size > max)
+		return -1;
+	p = malloc(st.st_size ? (size_t)st.st_size : 1);
+	if (p == NULL)
+		return -1;
+	while (done < (size_t)st.st_size) {
+		k = pread(fd, p + done, (size_t)st.st_size - done, (off_t)done);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			free(p);
+			return -1;
+		}
+		done += (size_t)k;
+	}
+	*out = p;
+	*len = done;
+	return 0;
+}
+
+int file_write_whole(const char *path, const void *p, size_t len)
+{
+	char tmp[PATH_MAX + 8];
+	size_t done = 0;
+	int fd;
+
+	snprintf(tmp, sizeof(tmp), "%s.new", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	while (done < len) {
+		ssize_t n = write(fd, (const uint8_t *)p + done, len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			close(fd);
+			unlink(tmp);
+			return -1;
+		}
+		done += (size_t)n;
+	}
+	if (close(fd) < 0 || rename(tmp, path) < 0) {
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
 }
