@@ -100,6 +100,7 @@ struct peer {
 	struct usl_timer probe_timer;		/* a deferred sweep, or the sample's deadline */
 	uint32_t probe_for;			/* the newest connection's CCID */
 	bool probe_sampling;			/* a sample is out: the timer judges it */
+	unsigned name_next;			/* tunnel.c: the next ":N" its host name takes */
 };
 
 struct tunnel {

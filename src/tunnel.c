@@ -367,21 +367,38 @@ static void tunnel_set_name(struct tunnel *t, const char *name);
  * A tunnel a peer opened is named after its peers entry and the peer's
  * host name ("lacs/lac-1", then "lacs/lac-1:2" for its second connection),
  * so that the operator can address it and the log names the customer.
+ * The bare name is tried first, so that a LAC that comes back keeps it;
+ * the numbered ones start after the last this peer took, so that thousands
+ * of connections from one host cost a probe or two each, not a scan.
  */
+#define TUNNEL_NAME_PROBES 1000
+
+/* 1: named; 0: the name is taken; -1: no name can be made of it */
+static int tunnel_try_name(struct tunnel *t, const char *host, unsigned n)
+{
+	char name[CFG_NAME_MAX];
+
+	if (!name_derive(name, sizeof(name), t->peer_entry ? t->peer_entry : "peer",
+			 (const uint8_t *)host, strlen(host), n))
+		return -1;
+	if (tunnel_find_name(name) != NULL)
+		return 0;
+	tunnel_set_name(t, name);
+	return 1;
+}
+
 static void tunnel_name_from_peer(struct tunnel *t)
 {
 	const char *host = l2tp_cc_peer_host_name(t->cc);
-	char name[CFG_NAME_MAX];
+	unsigned next = t->peer != NULL && t->peer->name_next > 1 ? t->peer->name_next : 2;
+	int rc = tunnel_try_name(t, host, 1);
+	unsigned n;
 
-	for (unsigned n = 1; n <= 1000; n++) {
-		if (!name_derive(name, sizeof(name), t->peer_entry ? t->peer_entry : "peer",
-				 (const uint8_t *)host, strlen(host), n))
-			return;
-		if (tunnel_find_name(name) == NULL) {
-			tunnel_set_name(t, name);
-			return;
-		}
-	}
+	for (n = next; rc == 0 && n < next + TUNNEL_NAME_PROBES; n++)
+		rc = tunnel_try_name(t, host, n);
+	/* past what was tried, found or not: the next one does not try it again */
+	if (rc >= 0 && t->peer != NULL)
+		t->peer->name_next = n;
 }
 
 static void tunnel_announce_up(struct tunnel *t)

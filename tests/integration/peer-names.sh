@@ -37,6 +37,18 @@ ctl b tunnel delete name lacs/a:2 >/dev/null &&
 	wait_until 10 expect_count 1 count_tunnels a established
 log_test $? "tunnel lacs/a:2 deleted by its name"
 
+# a LAC with many connections: each has a name of its own, past any round
+# number, and the thousandth costs no more than the second
+for i in $(seq 1 1100); do echo "tunnel create peer $B_ADDR name m$i"; done > "$W/m.batch"
+ctl a -q -b "$W/m.batch" && wait_until 60 expect_count 1101 count_tunnels b established
+log_test $? "A opens 1,100 more tunnels to B"
+ctlj b tunnel list | jq -e '[.tunnels[] | select(.name != null and (.name | startswith("lacs/a")))] |
+	(length == 1101) and ((map(.name) | unique | length) == 1101)' >/dev/null
+log_test $? "B names each of the 1,101 (one name each, none twice; $(ctlj b tunnel list | jq '[.tunnels[] | select((.name // "") | startswith("lacs/a") | not)] | length') without)"
+ctl a -q -b <(for i in $(seq 1 1100); do echo "tunnel delete name m$i"; done) &&
+	wait_until 60 expect_count 1 count_tunnels b
+log_test $? "A closes them again"
+
 # a hostile host name: a quote, a slash, a semicolon
 ip -n "$NSA" addr add 192.0.2.11/24 dev veth0
 peer_start 192.0.2.11
