@@ -113,7 +113,7 @@ EXTRA_DIST += etc/keepalived/keepalived.conf.example
 PACKAGE_TESTS = tests/package/package-test.sh
 dist_noinst_SCRIPTS += $(PACKAGE_TESTS)
 check-package:
-	$(MAKE) $(AM_MAKEFLAGS) check TESTS="$(PACKAGE_TESTS)"
+	$(MAKE) $(AM_MAKEFLAGS) check TESTS="$(PACKAGE_TESTS)" TEST_SUITE_LOG=test-suite-package.log
 .PHONY: check-package
 
 # What a package build runs (debian/rules): no root, no namespaces.

@@ -13,10 +13,13 @@ TESTS=${*:-pseudowire cookies prepared lifecycle lost forged-notices xconnect pp
 ok=0 fail=0 ran=0 skipped=0 broken=
 log=$(mktemp /tmp/l2tpv3d-suite.XXXXXX)
 t0=$(date +%s)
+times=
 for t in $TESTS; do
 	echo "=== $t"
+	t1=$(date +%s)
 	"$dir/$t.sh" 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
+	times="$times $t $(( $(date +%s) - t1 ))"
 	if [ "$rc" = 77 ]; then
 		skipped=$((skipped + 1))
 		continue
@@ -33,6 +36,7 @@ for t in $TESTS; do
 done
 rm -f "$log"
 echo "=== kernel suite: $ran scripts run, $skipped skipped, $(( $(date +%s) - t0 )) s${broken:+; broken:$broken}"
+echo "=== seconds per script:$times"
 echo "$ok passed, $fail failed"
 [ "$ran" = 0 ] && exit 77
 [ "$fail" = 0 ]
