@@ -534,6 +534,13 @@ static const struct listener *raw_for(const struct sockaddr *local, int family,
 	return &listeners[n_listeners - 1];
 }
 
+static void set_rcvbuf(int fd, int want)
+{
+	/* FORCE passes net.core.rmem_max (CAP_NET_ADMIN, which the daemon has) */
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &want, sizeof(want)) < 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &want, sizeof(want));
+}
+
 static void size_rcvbuf(int fd, int want)
 {
 	int have = 0;
@@ -541,9 +548,7 @@ static void size_rcvbuf(int fd, int want)
 
 	if (getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &have, &len) == 0 && have / 2 >= want)
 		return;		/* the kernel reports twice what was set */
-	/* FORCE passes net.core.rmem_max (CAP_NET_ADMIN, which the daemon has) */
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &want, sizeof(want)) < 0)
-		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &want, sizeof(want));
+	set_rcvbuf(fd, want);
 }
 
 static int listener_rcvbuf(const struct l2tpd_config *c)
@@ -882,9 +887,28 @@ static int tunnel_bind(struct tunnel *t, int fd)
 	return 0;
 }
 
+/*
+ * Every new socket starts with net.core.rmem_default: read it from one
+ * socket every 10 s, not from each of the thousands a bring-up opens.
+ */
+#define RCVBUF_DEFAULT_TTL_S 10
+
 static void tunnel_size_rcvbuf(struct tunnel *t, int fd)
 {
-	size_rcvbuf(fd, (int)t->prof->rx_window * RCVBUF_PER_MSG);
+	static int have = -1;
+	static usl_time read_at;
+	int want = (int)t->prof->rx_window * RCVBUF_PER_MSG;
+	usl_time now = usl_timerset_now(l2tpd.timers);
+
+	if (have < 0 || usl_time_cmp(usl_time_sub(now, read_at), usl_time_s(RCVBUF_DEFAULT_TTL_S)) >= 0) {
+		socklen_t len = sizeof(have);
+
+		if (getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &have, &len) < 0)
+			have = 0;
+		read_at = now;
+	}
+	if (have / 2 < want)	/* the kernel reports twice what was set */
+		set_rcvbuf(fd, want);
 }
 
 /* The namespace's UDP receive-buffer drops (IPv4 and IPv6), from /proc/net. */
@@ -1080,8 +1104,11 @@ int transport_tunnel_connect(struct tunnel *t, const struct sockaddr *peer)
 	memcpy(&t->remote, peer, sockaddr_len(peer));
 	t->remote_len = sockaddr_len(peer);
 	t->connected = true;
-	t->local_len = sizeof(t->local);
-	getsockname(t->fd, (struct sockaddr *)&t->local, &t->local_len);
+	/* a wildcard bind: the route chose the source address */
+	if (sockaddr_is_any(&t->local.sa)) {
+		t->local_len = sizeof(t->local);
+		getsockname(t->fd, (struct sockaddr *)&t->local, &t->local_len);
+	}
 	if (t->encap == L2TP_ENCAP_UDP)
 		path_index(t);
 	return 0;

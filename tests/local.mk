@@ -40,6 +40,7 @@ INTEGRATION_TESTS = \
 	tests/integration/trust.sh \
 	tests/integration/restart-busy.sh \
 	tests/integration/send-window.sh \
+	tests/integration/rcvbuf.sh \
 	tests/integration/malformed-log.sh \
 	tests/integration/retrying.sh \
 	tests/integration/dup-reid.sh \
