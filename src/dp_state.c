@@ -70,8 +70,8 @@ static bool parse_crc(const char *s, size_t len, uint32_t *crc)
 }
 
 /*
- * The old format is still accepted because it stays unambiguous under the
- * whole-line rule: every write began with an op character, so a torn line
+ * The old format is accepted because it stays unambiguous under the
+ * whole-line rule: every line begins with an op character, so a torn line
  * joined to the next one holds two of them (or a stray one) and is refused,
  * and a torn last line has no newline.
  */

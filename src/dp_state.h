@@ -7,7 +7,7 @@
  * CRC-32 in 8 hex digits covers "<op><id>").  A line is taken or ignored as
  * a whole: a torn last line (no newline) or a line joined to the next one
  * after a short write never yields an id.  Lines of the old format
- * ("<op><id>\n", no checksum) are still read, with the same whole-line
+ * ("<op><id>\n", no checksum) are read too, with the same whole-line
  * rule; see dps_parse().
  *
  * The writer never prints: it returns -errno and keeps the failure in

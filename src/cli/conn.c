@@ -283,9 +283,9 @@ static const char *get_string(json_object *o, const char *key)
 /*
  * A status alone, exactly as the daemon writes it (every success of a -q
  * batch, CTL_STATUS_LINE_FMT) with the name we know for the status.  Read
- * without json-c, which spent more on these lines than the rest of a batch
- * did: the two numbers are taken and the line written again must be the
- * same.  Any other line goes through json-c.
+ * without json-c, which would spend more on these lines than the rest of a
+ * batch does: the two numbers are taken and the line written again must be
+ * the same.  Any other line goes through json-c.
  */
 static bool reply_parse_status(const char *line, struct reply *r)
 {
@@ -304,7 +304,7 @@ static bool reply_parse_status(const char *line, struct reply *r)
 	return true;
 }
 
-/* json-c's tokener, kept for the whole run: one per line was over a quarter of the parse */
+/* json-c's tokener, kept for the whole run: one per line would cost over a quarter of the parse */
 static json_object *line_parse(const char *line)
 {
 	static json_tokener *tok;

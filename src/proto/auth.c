@@ -88,7 +88,7 @@ static int md5(const uint8_t *data, size_t len, uint8_t out[MD5_LEN])
  * start-up, not as keys derived as zeros and every digest refused.  Run at
  * start-up, it also pays the library's first use (its configuration and
  * algorithm tables: 5 M instructions, tens of ms under emulation), which
- * the first tunnel paid before.
+ * the first tunnel would pay otherwise.
  */
 const char *l2tp_auth_self_test(void)
 {

@@ -176,7 +176,7 @@ static size_t cat_record(char *buf, size_t at, char op, uint32_t id)
 	return at + dps_encode(buf + at, op, id);
 }
 
-/* The file: a short write left "-2485" torn, later lines joined. */
+/* A damaged file: a short write left "-2485" torn, later lines joined. */
 START_TEST(test_load_torn_and_joined)
 {
 	static struct model m;
@@ -333,7 +333,7 @@ static void fill_disk(const char *filler)
 }
 
 /*
- * The issue's test on the host: creates continue on a full disk, each
+ * A full disk on the host (tmpfs): creates continue, each
  * failure says ENOSPC (not "Success"), the file never names an id that is
  * not ours, and once space is freed it holds exactly our ids again.
  */
