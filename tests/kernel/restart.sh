@@ -4,7 +4,10 @@
 #
 #   restart.sh [N]      N Ethernet pseudowires (default 50, $KT_RESTART_N)
 #                       and one Ethernet VLAN pseudowire, over
-#                       $KT_RESTART_TUNNELS tunnels (default 5)
+#                       $KT_RESTART_TUNNELS tunnels (default 5); pings
+#                       through $KT_RESTART_PINGS of them (default 5), one
+#                       every $KT_RESTART_PING_INTERVAL s (default 0.2) each;
+#                       $KT_RESTART_ROUNDS restarts of each side (default 3)
 #
 #   +--------- ns A (LAC) ---------+                 +--------- ns B (LNS) ---------+
 #   | l2tpv3d a          veth0 ----|--- L2TP/UDP ----|---- veth1         l2tpv3d b  |
@@ -35,6 +38,8 @@ need_capturer
 N=${1:-${KT_RESTART_N:-50}}
 T=${KT_RESTART_TUNNELS:-5}
 P=${KT_RESTART_PINGS:-5}		# pseudowires pinged through
+PING_I=${KT_RESTART_PING_INTERVAL:-0.2}
+ROUNDS=${KT_RESTART_ROUNDS:-3}
 [ "$T" -le "$N" ] || T=$N
 [ "$P" -le "$N" ] || P=$N
 CTL_T=300			# the CLI's wait: a restart under emulation takes seconds
@@ -86,7 +91,7 @@ done
 [ "$addr_ok" = "$P" ]
 log_test $? "$P pseudowires of the $NS carry pings ($addr_ok answer: $SAMPLE)"
 for k in $(seq 0 $((P - 1))); do
-	ip netns exec "$NSA" $PING -i 0.2 -W 1 "10.78.$k.2" > "$W/ping$k.out" 2>&1 &
+	ip netns exec "$NSA" $PING -i "$PING_I" -W 1 "10.78.$k.2" > "$W/ping$k.out" 2>&1 &
 	echo $! > "$W/ping$k.pid"	# kt_cleanup kills it if the test dies
 done
 
@@ -127,12 +132,14 @@ log_test $? "the reference: $NL l2tpeth and VLAN links in each namespace, the ge
 # the kernel data plane's line once the adoption is over (dp_kernel.c)
 swept="kernel: handover: adopted $T tunnels and $NS sessions; deleting 0 tunnels and 0 sessions"
 n=0 ra=0 rb=0
-for who in b a b a b a; do
+for who in $(for i in $(seq 1 "$ROUNDS"); do echo b a; done); do
 	n=$((n + 1))
 	if [ $who = a ]; then ra=$((ra + 1)) peer=b; r=$ra; else rb=$((rb + 1)) peer=a; r=$rb; fi
 	pid=$(pid_of $who)
+	t0=$(date +%s%N)
 	out=$(ctl $who -j -t $CTL_T restart)
 	rc=$?
+	echo "RESULT: restart $n ($who #$r): the CLI waited $(( ($(date +%s%N) - t0) / 1000000 )) ms"
 	[ $rc = 0 ] && jq -e --argjson t "$T" --argjson s "$NS" \
 		'.tunnels_adopted == $t and .sessions_adopted == $s' <<<"$out" >/dev/null &&
 		kill -0 "$pid" 2>/dev/null && [ "$(pid_of $who)" = "$pid" ]
@@ -189,7 +196,7 @@ for k in $(seq 0 $((P - 1))); do
 	sent=$((sent + BASH_REMATCH[1])) recv=$((recv + BASH_REMATCH[2]))
 done
 lost=$((sent - recv))
-echo "RESULT: pings through $P pseudowires ($SAMPLE) across 6 restarts: $sent sent, $lost lost ($(awk -v l=$lost -v s=$sent 'BEGIN { printf "%.2f", s ? 100 * l / s : 0 }')%; the last one of each may still have been in flight)"
+echo "RESULT: pings through $P pseudowires ($SAMPLE) across $n restarts: $sent sent, $lost lost ($(awk -v l=$lost -v s=$sent 'BEGIN { printf "%.2f", s ? 100 * l / s : 0 }')%; the last one of each may still have been in flight)"
 [ "$sent" -gt 0 ]
 log_test $? "the pings ran the whole time ($sent echo requests)"
 
