@@ -48,6 +48,8 @@ struct side {
 	uint16_t next_ns;
 	bool nr_seen;
 	uint16_t max_nr;		/* how far it acknowledged the other side */
+	bool stopped;			/* it sent a StopCCN: it takes no more messages */
+	uint16_t stop_nr;		/* ... from this Ns of the other side on */
 	unsigned n_waiting;
 	struct sent ring[RING];
 	uint8_t nonce[L2TP_NONCE_MAX];

@@ -174,21 +174,27 @@ bool insp_seq_ns(struct conn *c, int s, struct insp_rec *r, const struct insp_pk
  * hop) or reached s and were ignored (a capture taken at s), the capture
  * cannot tell: a note that says both, not an unacked-retransmission.
  */
+static void note_not_taken(struct side *R, struct sent *e, uint16_t nr)
+{
+	insp_rec_note(e->waiting, "not taken by the peer before its StopCCN (Nr %u): "
+		      "lost on the way or ignored by it", nr);
+	insp_rec_hold(e->waiting, false);
+	e->waiting = NULL;
+	R->n_waiting--;
+}
+
 void insp_seq_closed_by(struct conn *c, int s, uint16_t nr)
 {
 	struct side *R = &c->side[!s];
 	struct sent *e;
 	unsigned i;
 
+	c->side[s].stopped = true;
+	c->side[s].stop_nr = nr;
 	for (i = 0; i < RING && R->n_waiting; i++) {
 		e = &R->ring[i];
-		if (e->waiting == NULL || seq_before(e->ns, nr))
-			continue;
-		insp_rec_note(e->waiting, "not taken by the peer before its StopCCN (Nr %u): "
-			      "lost on the way or ignored by it", nr);
-		insp_rec_hold(e->waiting, false);
-		e->waiting = NULL;
-		R->n_waiting--;
+		if (e->waiting != NULL && !seq_before(e->ns, nr))
+			note_not_taken(R, e, nr);
 	}
 }
 
@@ -209,6 +215,11 @@ void insp_seq_finish(struct side *S, const struct side *R, int64_t end)
 		e = &S->ring[i];
 		if (e->waiting == NULL)
 			continue;
+		/* a copy sent after R's StopCCN, which a closing R no longer takes */
+		if (R->stopped && !seq_before(e->ns, R->stop_nr)) {
+			note_not_taken(S, e, R->stop_nr);
+			continue;
+		}
 		if (!fair)
 			insp_rec_note(e->waiting, "acknowledgement not checked: the peer's "
 				      "direction was not identified");

@@ -65,6 +65,10 @@ log_test $? "reads a capture from stdin (-)"
 [ $? = 0 ] && jq_check "$T/l.json" 'select(.summary) | .summary.violations == 0' &&
 	jq_check "$T/l.json" 'select(.notes) | select(any(.notes[]; contains("not taken by the peer before its StopCCN")))'
 log_test $? "copies the peer's StopCCN shows it never got: lost, not an unacked retransmission"
+"$INSPECT" -j "$T/copy-after-stopccn.pcap" > "$T/l.json"
+[ $? = 0 ] && jq_check "$T/l.json" 'select(.summary) | .summary.violations == 0 and .summary.messages >= 9' &&
+	[ "$(jq_count "$T/l.json" 'select(.type == "HELLO" and (.notes // [] | any(contains("not taken by the peer before its StopCCN"))))')" = 2 ]
+log_test $? "a copy sent after the peer's StopCCN, which a closing peer does not take: noted, not an unacked retransmission"
 
 "$INSPECT" -j "$T/port1702.pcap" > "$T/p.json" &&
 	jq_check "$T/p.json" 'select(.summary) | .summary | .messages == 14 and .data_messages == 2'

@@ -417,6 +417,21 @@ def write_clean(out):
             nr=hello_ns, dt=1.5)
     cv.ack(b)
     cap.write(os.path.join(out, "lost-before-stopccn.pcap"))
+    # the same, and B sends one more copy of its HELLO after A's StopCCN,
+    # which A (closing) no longer takes; A's StopCCN is retransmitted once
+    cap = Capture()
+    a, b = Peer("192.0.2.1", 50000, 0x0a0a0a0a, "lac"), Peer("192.0.2.2", 1701, 0x0b0b0b0b, "lns")
+    cv = Conv(cap, a, b)
+    cv.handshake()
+    hello_ns = b.ns
+    cv.send(b, HELLO)
+    a.nr = hello_ns		# A never takes it
+    cv.resend(b, 0.2)
+    cv.send(a, STOPCCN, [avp(RESULT, u16(1) + u16(0) + b"bye"), avp(CCID, u32(a.ccid))], dt=0.1)
+    cv.resend(b, 0.3)
+    cv.resend(a, 0.1)
+    cv.ack(b)
+    cap.write(os.path.join(out, "copy-after-stopccn.pcap"))
 
 
 # ---- one conversation per fault ----
