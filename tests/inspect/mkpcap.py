@@ -371,6 +371,18 @@ def clean_conversation(cap, v6=False, over_ip=False, port=1701, extras=False, ex
     return n
 
 
+def unanswered_hello():
+    """A connection up, and B's HELLO, which A never takes (its Nr stays)."""
+    cap = Capture()
+    a, b = Peer("192.0.2.1", 50000, 0x0a0a0a0a, "lac"), Peer("192.0.2.2", 1701, 0x0b0b0b0b, "lns")
+    cv = Conv(cap, a, b)
+    cv.handshake()
+    hello_ns = b.ns
+    cv.send(b, HELLO)
+    a.nr = hello_ns
+    return cap, cv, a, b
+
+
 def write_clean(out):
     variants = [
         ("clean-eth-udp4.pcap", dict(kind="eth"), dict(extras=True)),
@@ -405,27 +417,15 @@ def write_clean(out):
     cap.write(os.path.join(out, "port1702.pcap"))
     # captured before a lossy hop: B's HELLO and both its copies never reach
     # A, whose StopCCN (Nr still at the HELLO) ends the connection
-    cap = Capture()
-    a, b = Peer("192.0.2.1", 50000, 0x0a0a0a0a, "lac"), Peer("192.0.2.2", 1701, 0x0b0b0b0b, "lns")
-    cv = Conv(cap, a, b)
-    cv.handshake()
-    hello_ns = b.ns
-    cv.send(b, HELLO)
+    cap, cv, a, b = unanswered_hello()
     cv.resend(b, 1.0)
     cv.resend(b, 2.0)
-    cv.send(a, STOPCCN, [avp(RESULT, u16(1) + u16(0) + b"bye"), avp(CCID, u32(a.ccid))],
-            nr=hello_ns, dt=1.5)
+    cv.send(a, STOPCCN, [avp(RESULT, u16(1) + u16(0) + b"bye"), avp(CCID, u32(a.ccid))], dt=1.5)
     cv.ack(b)
     cap.write(os.path.join(out, "lost-before-stopccn.pcap"))
     # the same, and B sends one more copy of its HELLO after A's StopCCN,
     # which A (closing) no longer takes; A's StopCCN is retransmitted once
-    cap = Capture()
-    a, b = Peer("192.0.2.1", 50000, 0x0a0a0a0a, "lac"), Peer("192.0.2.2", 1701, 0x0b0b0b0b, "lns")
-    cv = Conv(cap, a, b)
-    cv.handshake()
-    hello_ns = b.ns
-    cv.send(b, HELLO)
-    a.nr = hello_ns		# A never takes it
+    cap, cv, a, b = unanswered_hello()
     cv.resend(b, 0.2)
     cv.send(a, STOPCCN, [avp(RESULT, u16(1) + u16(0) + b"bye"), avp(CCID, u32(a.ccid))], dt=0.1)
     cv.resend(b, 0.3)
