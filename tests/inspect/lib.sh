@@ -49,6 +49,11 @@ summary() {
 	jq -c 'select(.summary) | .summary' "$1"
 }
 
+# How long a capturer may take to start and write its first packet: seconds
+# on a quiet host, far more in an emulated guest on a loaded one (a wait on
+# a condition: a generous deadline costs nothing when all is well).
+CAPTURE_START_S=${CAPTURE_START_S:-60}
+
 # start_capture NS IF FILE: capture on IF inside NS until stop_capture.
 # tcpdump in immediate mode when present: each packet reaches the file as it
 # arrives (without it libpcap hands packets over in blocks, up to a second
@@ -66,8 +71,8 @@ start_capture() {
 		ip netns exec "$ns" tshark -i "$ifc" -s 2048 -B 32 -q -w "$file" 2>"$file.log" &
 	fi
 	CAPTURE_PID=$! CAPTURE_FILE=$file
-	wait_until 10 grep -q "listening on\|Capturing on" "$file.log" &&
-		wait_until 10 test -s "$file" || return 1
+	wait_until "$CAPTURE_START_S" grep -q "listening on\|Capturing on" "$file.log" &&
+		wait_until "$CAPTURE_START_S" test -s "$file" || return 1
 	# Saying so comes a moment before packets reach the file, and a busy
 	# machine stretches that moment: wait until a probe (an ICMP echo to the
 	# interface's broadcast address, which the decoder ignores) or any other
@@ -75,7 +80,7 @@ start_capture() {
 	CAPTURE_HEADER=$(stat -c %s "$file")
 	CAPTURE_BRD=$(ip -n "$ns" -4 -o addr show dev "$ifc" |
 		awk '{ for (i = 1; i < NF; i++) if ($i == "brd") { print $(i + 1); exit } }')
-	wait_until 10 capture_live "$ns" "$file"
+	wait_until "$CAPTURE_START_S" capture_live "$ns" "$file"
 }
 
 capture_live() {	# capture_live NS FILE: probes, true once FILE grew
