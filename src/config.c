@@ -2002,10 +2002,6 @@ static void print_member_addr(FILE *f, const struct l2tpd_config *c, const void 
 	print_str(f, addr_fmt(&m->address, 0, buf, sizeof(buf)));
 }
 
-/*
- * Its files are merged into the lists the output shows: "" keeps the
- * output a fixed point (loaded again, it must not add them twice).
- */
 static bool print_secrets;
 
 /*
@@ -2028,6 +2024,10 @@ static void print_ha_secret(FILE *f, const struct l2tpd_config *c, const void *o
 	print_str(f, print_secrets || c->ha_secret[0] == '\0' ? c->ha_secret : "********");
 }
 
+/*
+ * Its files are merged into the lists the output shows: "" keeps the
+ * output a fixed point (loaded again, it must not add them twice).
+ */
 static void print_include_dir(FILE *f, const struct l2tpd_config *c, const void *obj, int ind)
 {
 	(void)c;
