@@ -30,7 +30,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "config_int.h"
 #include "usl/suggest.h"
 
 #ifndef RUNSTATEDIR
@@ -42,11 +42,6 @@
 #define IFNAME_DIGITS		5	/* "%d" may become up to this many digits */
 
 /* ---- names ---- */
-
-struct name_val {
-	const char *name;
-	int val;
-};
 
 static const struct name_val encap_names[] = {
 	{ "udp", L2TP_ENCAP_UDP }, { "ip", L2TP_ENCAP_IP }, { NULL, 0 }
@@ -108,7 +103,7 @@ static const struct name_val *name_find(const struct name_val *t, const char *s)
 	return NULL;
 }
 
-static const char *name_of(const struct name_val *t, int val)
+const char *name_of(const struct name_val *t, int val)
 {
 	for (; t->name; t++)
 		if (t->val == val)
@@ -719,31 +714,6 @@ void config_free(struct l2tpd_config *c)
 
 /* ---- parse state and errors ---- */
 
-/* One source file, read back to recover integer literals (see int_literal()). */
-struct src_file {
-	char *name;
-	char *text;
-	size_t len;
-	size_t *line_off;	/* start of line n+1 */
-	unsigned n_lines;
-};
-
-struct pctx {
-	struct l2tpd_config *c;
-	const char *file;
-	const char *incdir;		/* directory of file: @include, include_dir, secret_file */
-	char *err;
-	size_t errlen;
-
-	/* groups of the elements, index-aligned with the arrays in c (NULL: built in) */
-	const config_setting_t **tp_groups, **sp_groups, **peer_groups, **tun_groups, **pool_groups;
-	const config_setting_t *peer_default_group;
-	const config_setting_t *listen_setting;
-	bool sccrq_in_default;		/* "default" sets sccrq_max_retries itself */
-
-	struct src_file src;
-};
-
 static bool fail(struct pctx *p, const config_setting_t *s, const char *path, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
@@ -995,7 +965,7 @@ static bool get_int(struct pctx *p, const config_setting_t *s, const char *path,
 }
 
 /* "1", "0.1", "1.5", "0.001": seconds from milliseconds, as short as exact. */
-static const char *secs_fmt(long long ms, char *buf, size_t len)
+const char *secs_fmt(long long ms, char *buf, size_t len)
 {
 	if (ms % 1000 == 0) {
 		snprintf(buf, len, "%lld", ms / 1000);
@@ -1011,37 +981,6 @@ static const char *secs_fmt(long long ms, char *buf, size_t len)
 }
 
 /* ---- option tables ---- */
-
-enum opt_kind {
-	OPT_BOOL,		/* bool */
-	OPT_UINT,		/* uint8/16/32_t (size from the table) */
-	OPT_TIME,		/* seconds (int or float) in the file, uint32_t ms in the struct */
-	OPT_STR,		/* char[size]; names: one of these words */
-	OPT_ENUM,		/* a word from names, stored as its value (enum or uint16_t) */
-	OPT_SPECIAL,		/* its own parse and print */
-};
-
-struct opt;
-typedef bool (*parse_fn)(struct pctx *p, const config_setting_t *s, void *obj, const char *path,
-			 const struct opt *o);
-typedef void (*print_fn)(FILE *f, const struct l2tpd_config *c, const void *obj, int ind);
-/* true when s is acceptable; otherwise writes the reason into why. */
-typedef bool (*check_fn)(const char *s, char *why, size_t wl);
-
-struct opt {
-	const char *name;
-	enum opt_kind kind;
-	size_t off, size;
-	long long min, max;		/* UINT: values; TIME: milliseconds */
-	const char *zero;		/* 0 accepted besides min..max; what it means */
-	size_t off2;			/* secret, secret_file: the other one's field */
-	const int *set;			/* UINT: only these values (terminated by -1) */
-	const struct name_val *names;	/* ENUM, STR */
-	check_fn check;			/* STR */
-	bool required;
-	parse_fn parse;			/* instead of the generic parse */
-	print_fn print;			/* instead of the generic print */
-};
 
 #define FIELD(T, f)	.off = offsetof(T, f), .size = sizeof(((T *)0)->f)
 #define O_BOOL(T, n, f)	{ .name = n, .kind = OPT_BOOL, FIELD(T, f) }
@@ -1070,7 +1009,7 @@ static void *field(void *obj, const struct opt *o)
 	return (char *)obj + o->off;
 }
 
-static const void *cfield(const void *obj, const struct opt *o)
+const void *cfield(const void *obj, const struct opt *o)
 {
 	return (const char *)obj + o->off;
 }
@@ -1092,7 +1031,7 @@ static void store_uint(void *dst, size_t size, unsigned long long v)
 	}
 }
 
-static unsigned long long load_uint(const void *src, size_t size)
+unsigned long long load_uint(const void *src, size_t size)
 {
 	if (size == 1) {
 		uint8_t x;
@@ -1591,8 +1530,6 @@ static bool parse_listen(struct pctx *p, const config_setting_t *s, void *obj, c
 	return true;
 }
 
-static void print_str(FILE *f, const char *s);
-
 static void print_listen(FILE *f, const struct l2tpd_config *c, const void *obj, int ind)
 {
 	char buf[CFG_ADDR_STRLEN];
@@ -1757,8 +1694,8 @@ out:
 }
 
 /* secret: "" beside a secret_file is how -nv prints one; otherwise it replaces the file's. */
-static bool parse_secret(struct pctx *p, const config_setting_t *s, void *obj, const char *path,
-			 const struct opt *o)
+bool parse_secret(struct pctx *p, const config_setting_t *s, void *obj, const char *path,
+		  const struct opt *o)
 {
 	const config_setting_t *other = sibling_set(s, "secret_file");
 	const char *v;
@@ -2002,8 +1939,6 @@ static void print_member_addr(FILE *f, const struct l2tpd_config *c, const void 
 	print_str(f, addr_fmt(&m->address, 0, buf, sizeof(buf)));
 }
 
-static bool print_secrets;
-
 /*
  * The pair's key: long enough that guessing it is no way in.  "" is unset,
  * as printed (no pair; a pair without it is refused by parse_global()).
@@ -2048,20 +1983,17 @@ static void print_local_addr(FILE *f, const struct l2tpd_config *c, const void *
 
 static bool parse_sessions(struct pctx *p, const config_setting_t *s, void *obj,
 			   const char *path, const struct opt *o);
-static void print_sessions(FILE *f, const struct l2tpd_config *c, const void *obj, int ind);
 static bool parse_peer_sessions(struct pctx *p, const config_setting_t *s, void *obj,
 				const char *path, const struct opt *o);
-static void print_peer_sessions(FILE *f, const struct l2tpd_config *c, const void *obj, int ind);
 static bool parse_pool_members(struct pctx *p, const config_setting_t *s, void *obj,
 			       const char *path, const struct opt *o);
-static void print_pool_members(FILE *f, const struct l2tpd_config *c, const void *obj, int ind);
 
 /* ---- the tables ---- */
 
 static const int cookie_lens[] = { 0, 4, 8, -1 };
 
 #define G struct l2tpd_config
-static const struct opt global_opts[] = {
+const struct opt global_opts[] = {
 	O_SPECIAL(G, "listen", listen, parse_listen, print_listen),
 	O_UINT(G, "udp_port", udp_port, 1, 65535, NULL),
 	O_BOOL(G, "listen_ip", listen_ip),
@@ -2098,7 +2030,7 @@ static const struct opt global_opts[] = {
 #undef G
 
 #define T struct tunnel_profile
-static const struct opt tunnel_profile_opts[] = {
+const struct opt tunnel_profile_opts[] = {
 	O_STR(T, "name", name, check_name),
 	O_ENUM(T, "encap", encap, encap_names),
 	O_ENUM(T, "udp_src_port", udp_src_port, sport_names),
@@ -2131,7 +2063,7 @@ static const struct opt tunnel_profile_opts[] = {
 #undef T
 
 #define S struct session_profile
-static const struct opt session_profile_opts[] = {
+const struct opt session_profile_opts[] = {
 	O_STR(S, "name", name, check_name),
 	O_ENUM(S, "pw_type", pw_type, pw_config_names),
 	{ .name = "cookie_len", .kind = OPT_UINT, FIELD(S, cookie_len), .set = cookie_lens },
@@ -2150,7 +2082,7 @@ static const struct opt session_profile_opts[] = {
 #undef S
 
 #define P struct peer_profile
-static const struct opt peer_opts[] = {
+const struct opt peer_opts[] = {
 	O_STR(P, "name", name, check_name),
 	{ .name = "match", .kind = OPT_SPECIAL, FIELD(P, match), .parse = parse_match,
 	  .print = print_match, .required = true },
@@ -2165,7 +2097,7 @@ static const struct opt peer_opts[] = {
 	O_STR(P, "description", description, check_description),
 	O_END
 };
-static const struct opt peer_default_opts[] = {
+const struct opt peer_default_opts[] = {
 	O_BOOL(P, "accept", accept),
 	O_STR(P, "tunnel_profile", tunnel_profile, NULL),
 	O_STR(P, "session_profile", session_profile, NULL),
@@ -2179,7 +2111,7 @@ static const struct opt peer_default_opts[] = {
 #undef P
 
 #define SM struct session_match
-static const struct opt match_opts[] = {
+const struct opt match_opts[] = {
 	{ .name = "remote_end_id", .kind = OPT_STR, FIELD(SM, remote_end_id),
 	  .check = check_nonempty_printable, .required = true },
 	O_STR(SM, "profile", profile, NULL),
@@ -2190,7 +2122,7 @@ static const struct opt match_opts[] = {
 #undef SM
 
 #define ST struct static_tunnel
-static const struct opt tunnel_opts[] = {
+const struct opt tunnel_opts[] = {
 	O_STR(ST, "name", name, check_name),
 	O_SPECIAL(ST, "peer", peer, parse_peer_addr, print_peer_addr),
 	O_STR(ST, "pool", pool, NULL),
@@ -2204,7 +2136,7 @@ static const struct opt tunnel_opts[] = {
 #undef ST
 
 #define LP struct lns_pool
-static const struct opt pool_opts[] = {
+const struct opt pool_opts[] = {
 	O_STR(LP, "name", name, check_name),
 	{ .name = "members", .kind = OPT_SPECIAL, FIELD(LP, members), .parse = parse_pool_members,
 	  .print = print_pool_members, .required = true },
@@ -2214,7 +2146,7 @@ static const struct opt pool_opts[] = {
 #undef LP
 
 #define PM struct lns_pool_member
-static const struct opt member_opts[] = {
+const struct opt member_opts[] = {
 	{ .name = "address", .kind = OPT_SPECIAL, FIELD(PM, address), .parse = parse_member_addr,
 	  .print = print_member_addr, .required = true },
 	O_UINT(PM, "weight", weight, 1, 1000, NULL),
@@ -2223,7 +2155,7 @@ static const struct opt member_opts[] = {
 #undef PM
 
 #define SS struct static_session
-static const struct opt session_opts[] = {
+const struct opt session_opts[] = {
 	O_STR(SS, "name", name, check_name),
 	O_STR(SS, "profile", profile, NULL),
 	O_STR(SS, "remote_end_id", remote_end_id, check_nonempty_printable),
@@ -2238,7 +2170,7 @@ static const struct opt session_opts[] = {
 #undef SS
 
 #define H struct hook_config
-static const struct opt hook_opts[] = {
+const struct opt hook_opts[] = {
 	O_STR(H, "tunnel_up", tunnel_up, check_abspath_or_empty),
 	O_STR(H, "tunnel_down", tunnel_down, check_abspath_or_empty),
 	O_STR(H, "session_up", session_up, check_abspath_or_empty),
@@ -2250,7 +2182,7 @@ static const struct opt hook_opts[] = {
 #undef H
 
 #define SN struct snmp_config
-static const struct opt snmp_opts[] = {
+const struct opt snmp_opts[] = {
 	O_BOOL(SN, "enabled", enabled),
 	O_STR(SN, "agentx_socket", agentx_socket, check_nonempty_printable),
 	O_END
@@ -3542,158 +3474,4 @@ out:
 		return NULL;
 	}
 	return c;
-}
-
-/* ---- printing ---- */
-
-/* A libconfig string literal: quotes, backslashes and control characters escaped. */
-static void print_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		switch (ch) {
-		case '"':	fputs("\\\"", f); break;
-		case '\\':	fputs("\\\\", f); break;
-		case '\n':	fputs("\\n", f); break;
-		case '\t':	fputs("\\t", f); break;
-		case '\r':	fputs("\\r", f); break;
-		case '\f':	fputs("\\f", f); break;
-		default:
-			if (ch < 0x20 || ch == 0x7f)
-				fprintf(f, "\\x%02x", ch);
-			else
-				fputc(ch, f);
-		}
-	}
-	fputc('"', f);
-}
-
-static bool print_secrets;
-
-static void print_value(FILE *f, const struct l2tpd_config *c, const struct opt *o,
-			const void *obj, int ind)
-{
-	const void *fp = cfield(obj, o);
-	unsigned long long v;
-	char buf[32];
-	bool b;
-
-	if (o->print) {
-		o->print(f, c, obj, ind);
-		return;
-	}
-	switch (o->kind) {
-	case OPT_BOOL:
-		memcpy(&b, fp, sizeof(b));
-		fputs(b ? "true" : "false", f);
-		break;
-	case OPT_UINT:
-		v = load_uint(fp, o->size);
-		fprintf(f, "%llu%s", v, v > INT32_MAX ? "L" : "");
-		break;
-	case OPT_TIME:
-		fputs(secs_fmt((long long)load_uint(fp, 4), buf, sizeof(buf)), f);
-		break;
-	case OPT_STR:
-		/* -nv output lands in tickets and chats: secrets only when asked, a file's never */
-		if (o->parse == parse_secret && *((const char *)obj + o->off2))
-			print_str(f, "");
-		else
-			print_str(f, o->parse == parse_secret && !print_secrets &&
-				  *(const char *)fp ? "********" : fp);
-		break;
-	case OPT_ENUM: {
-		const char *n = name_of(o->names, (int)load_uint(fp, o->size));
-
-		print_str(f, n ? n : "unknown");
-		break;
-	}
-	case OPT_SPECIAL:
-		break;
-	}
-}
-
-void config_print_secrets(bool show)
-{
-	print_secrets = show;
-}
-
-static void print_group(FILE *f, const struct l2tpd_config *c, const struct opt *opts,
-			const void *obj, int ind)
-{
-	for (; opts->name; opts++) {
-		fprintf(f, "%*s%s = ", ind, "", opts->name);
-		print_value(f, c, opts, obj, ind);
-		fputs(";\n", f);
-	}
-}
-
-/* "( {...}, {...} )" with the closing parenthesis at ind. */
-static void print_list(FILE *f, const struct l2tpd_config *c, const struct opt *opts,
-		       const void *arr, size_t size, unsigned n, int ind)
-{
-	unsigned i;
-
-	if (!n) {
-		fputs("( )", f);
-		return;
-	}
-	fputs("(\n", f);
-	for (i = 0; i < n; i++) {
-		fprintf(f, "%*s{\n", ind + 2, "");
-		print_group(f, c, opts, (const char *)arr + i * size, ind + 4);
-		fprintf(f, "%*s}%s\n", ind + 2, "", i + 1 < n ? "," : "");
-	}
-	fprintf(f, "%*s)", ind, "");
-}
-
-static void print_sessions(FILE *f, const struct l2tpd_config *c, const void *obj, int ind)
-{
-	const struct static_tunnel *t = obj;
-
-	print_list(f, c, session_opts, t->sessions, sizeof(*t->sessions), t->n_sessions, ind);
-}
-
-static void print_peer_sessions(FILE *f, const struct l2tpd_config *c, const void *obj, int ind)
-{
-	const struct peer_profile *pp = obj;
-
-	print_list(f, c, match_opts, pp->sessions, sizeof(*pp->sessions), pp->n_sessions, ind);
-}
-
-static void print_pool_members(FILE *f, const struct l2tpd_config *c, const void *obj, int ind)
-{
-	const struct lns_pool *lp = obj;
-
-	print_list(f, c, member_opts, lp->members, sizeof(*lp->members), lp->n_members, ind);
-}
-
-void config_print(const struct l2tpd_config *c, FILE *out)
-{
-	fputs("# l2tpv3d configuration, normalised: every setting with the value in effect\n"
-	      "# (defaults filled in, profiles expanded, include_dir's files merged,\n"
-	      "# times in seconds).\n\n", out);
-	fputs("global = {\n", out);
-	print_group(out, c, global_opts, c, 2);
-	fputs("};\n\ntunnel_profiles = ", out);
-	print_list(out, c, tunnel_profile_opts, c->tunnel_profiles, sizeof(*c->tunnel_profiles),
-		   c->n_tunnel_profiles, 0);
-	fputs(";\n\nsession_profiles = ", out);
-	print_list(out, c, session_profile_opts, c->session_profiles,
-		   sizeof(*c->session_profiles), c->n_session_profiles, 0);
-	fputs(";\n\npeers = ", out);
-	print_list(out, c, peer_opts, c->peers, sizeof(*c->peers), c->n_peers, 0);
-	fputs(";\n\npeer_default = {\n", out);
-	print_group(out, c, peer_default_opts, &c->peer_default, 2);
-	fputs("};\n\nlns_pools = ", out);
-	print_list(out, c, pool_opts, c->lns_pools, sizeof(*c->lns_pools), c->n_lns_pools, 0);
-	fputs(";\n\ntunnels = ", out);
-	print_list(out, c, tunnel_opts, c->tunnels, sizeof(*c->tunnels), c->n_tunnels, 0);
-	fputs(";\n\nhooks = {\n", out);
-	print_group(out, c, hook_opts, &c->hooks, 2);
-	fputs("};\n\nsnmp = {\n", out);
-	print_group(out, c, snmp_opts, &c->snmp, 2);
-	fputs("};\n", out);
 }

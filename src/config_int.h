@@ -1,0 +1,120 @@
+/*
+ * src/config_int.h - what the files of the configuration parser share
+ * (config.c, config_print.c).  Only they include it: src/config.h is the
+ * API.
+ */
+#ifndef L2TPD_CONFIG_INT_H
+#define L2TPD_CONFIG_INT_H
+
+#include <libconfig.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "config.h"
+
+/* ---- names (config.c) ---- */
+
+struct name_val {
+	const char *name;
+	int val;
+};
+
+const char *name_of(const struct name_val *t, int val);
+
+/* ---- parse state and errors (config.c) ---- */
+
+/* One source file, read back to recover integer literals (see int_literal()). */
+struct src_file {
+	char *name;
+	char *text;
+	size_t len;
+	size_t *line_off;	/* start of line n+1 */
+	unsigned n_lines;
+};
+
+struct pctx {
+	struct l2tpd_config *c;
+	const char *file;
+	const char *incdir;		/* directory of file: @include, include_dir, secret_file */
+	char *err;
+	size_t errlen;
+
+	/* groups of the elements, index-aligned with the arrays in c (NULL: built in) */
+	const config_setting_t **tp_groups, **sp_groups, **peer_groups, **tun_groups, **pool_groups;
+	const config_setting_t *peer_default_group;
+	const config_setting_t *listen_setting;
+	bool sccrq_in_default;		/* "default" sets sccrq_max_retries itself */
+
+	struct src_file src;
+};
+
+/* ---- reading values (config.c) ---- */
+
+const char *secs_fmt(long long ms, char *buf, size_t len);
+
+/* ---- option tables (config.c) ---- */
+
+enum opt_kind {
+	OPT_BOOL,		/* bool */
+	OPT_UINT,		/* uint8/16/32_t (size from the table) */
+	OPT_TIME,		/* seconds (int or float) in the file, uint32_t ms in the struct */
+	OPT_STR,		/* char[size]; names: one of these words */
+	OPT_ENUM,		/* a word from names, stored as its value (enum or uint16_t) */
+	OPT_SPECIAL,		/* its own parse and print */
+};
+
+struct opt;
+typedef bool (*parse_fn)(struct pctx *p, const config_setting_t *s, void *obj, const char *path,
+			 const struct opt *o);
+typedef void (*print_fn)(FILE *f, const struct l2tpd_config *c, const void *obj, int ind);
+/* true when s is acceptable; otherwise writes the reason into why. */
+typedef bool (*check_fn)(const char *s, char *why, size_t wl);
+
+struct opt {
+	const char *name;
+	enum opt_kind kind;
+	size_t off, size;
+	long long min, max;		/* UINT: values; TIME: milliseconds */
+	const char *zero;		/* 0 accepted besides min..max; what it means */
+	size_t off2;			/* secret, secret_file: the other one's field */
+	const int *set;			/* UINT: only these values (terminated by -1) */
+	const struct name_val *names;	/* ENUM, STR */
+	check_fn check;			/* STR */
+	bool required;
+	parse_fn parse;			/* instead of the generic parse */
+	print_fn print;			/* instead of the generic print */
+};
+
+const void *cfield(const void *obj, const struct opt *o);
+unsigned long long load_uint(const void *src, size_t size);
+
+/* ---- secret, secret_file (config.c) ---- */
+
+bool parse_secret(struct pctx *p, const config_setting_t *s, void *obj, const char *path,
+		  const struct opt *o);
+
+/* ---- the tables (config.c) ---- */
+
+extern const struct opt global_opts[];
+extern const struct opt tunnel_profile_opts[];
+extern const struct opt session_profile_opts[];
+extern const struct opt peer_opts[];
+extern const struct opt peer_default_opts[];
+extern const struct opt match_opts[];
+extern const struct opt tunnel_opts[];
+extern const struct opt pool_opts[];
+extern const struct opt member_opts[];
+extern const struct opt session_opts[];
+extern const struct opt hook_opts[];
+extern const struct opt snmp_opts[];
+
+/* ---- printing (config_print.c) ---- */
+
+void print_str(FILE *f, const char *s);
+extern bool print_secrets;
+void print_sessions(FILE *f, const struct l2tpd_config *c, const void *obj, int ind);
+void print_peer_sessions(FILE *f, const struct l2tpd_config *c, const void *obj, int ind);
+void print_pool_members(FILE *f, const struct l2tpd_config *c, const void *obj, int ind);
+
+#endif
