@@ -1,7 +1,7 @@
 /*
  * src/config_int.h - what the files of the configuration parser share
- * (config.c, config_print.c).  Only they include it: src/config.h is the
- * API.
+ * (config.c, config_parse.c, config_print.c).  Only they include it:
+ * src/config.h is the API.
  */
 #ifndef L2TPD_CONFIG_INT_H
 #define L2TPD_CONFIG_INT_H
@@ -13,6 +13,9 @@
 
 #include "config.h"
 
+#define SETTING_PATH_MAX	96	/* "tunnels.sessions.remote_end_id" and room */
+#define WHY_MAX			320
+
 /* ---- names (config.c) ---- */
 
 struct name_val {
@@ -21,6 +24,21 @@ struct name_val {
 };
 
 const char *name_of(const struct name_val *t, int val);
+
+/* ---- addresses (config.c) ---- */
+
+uint16_t addr_port(const struct cfg_addr *a);
+void addr_set_port(struct cfg_addr *a, uint16_t port);
+const char *addr_fmt(const struct cfg_addr *a, uint16_t omit_port, char *buf, size_t len);
+bool addr_equal(const struct cfg_addr *a, const struct cfg_addr *b);
+
+/* ---- built-in defaults (config.c) ---- */
+
+void tunnel_profile_defaults(struct tunnel_profile *tp);
+void session_profile_defaults(struct session_profile *sp);
+void peer_defaults(struct peer_profile *pp, bool accept);
+void listen_defaults(struct l2tpd_config *c);
+void hostname_default(struct l2tpd_config *c);
 
 /* ---- parse state and errors (config.c) ---- */
 
@@ -48,6 +66,14 @@ struct pctx {
 
 	struct src_file src;
 };
+
+bool fail(struct pctx *p, const config_setting_t *s, const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+const char *src_name(const struct pctx *p, const char *file, char *buf, size_t len);
+const char *type_name(const config_setting_t *s);
+bool has(const config_setting_t *g, const char *key);
+const config_setting_t *where(const config_setting_t *g, const char *key);
+const config_setting_t *where2(const config_setting_t *g, const char *k1, const char *k2);
 
 /* ---- reading values (config.c) ---- */
 
@@ -88,6 +114,15 @@ struct opt {
 
 const void *cfield(const void *obj, const struct opt *o);
 unsigned long long load_uint(const void *src, size_t size);
+bool parse_string(struct pctx *p, const config_setting_t *s, const char *path,
+		  const char *valid, const char **v);
+bool parse_opt(struct pctx *p, const config_setting_t *s, void *obj, const char *path,
+	       const struct opt *o);
+const struct opt *opt_find(const struct opt *opts, const char *name);
+
+/* ---- checks of string values (config.c) ---- */
+
+bool check_name(const char *s, char *why, size_t wl);
 
 /* ---- secret, secret_file (config.c) ---- */
 
@@ -108,6 +143,19 @@ extern const struct opt member_opts[];
 extern const struct opt session_opts[];
 extern const struct opt hook_opts[];
 extern const struct opt snmp_opts[];
+
+/* ---- groups and lists (config_parse.c) ---- */
+
+bool parse_sessions(struct pctx *p, const config_setting_t *s, void *obj,
+		    const char *path, const struct opt *o);
+bool parse_peer_sessions(struct pctx *p, const config_setting_t *s, void *obj,
+			 const char *path, const struct opt *o);
+bool parse_pool_members(struct pctx *p, const config_setting_t *s, void *obj,
+			const char *path, const struct opt *o);
+
+/* ---- whole file (config_parse.c) ---- */
+
+bool parse_root(struct pctx *p, const config_setting_t *const *roots, unsigned nr);
 
 /* ---- printing (config_print.c) ---- */
 
