@@ -1,7 +1,7 @@
 /*
  * src/config_int.h - what the files of the configuration parser share
- * (config.c, config_parse.c, config_print.c).  Only they include it:
- * src/config.h is the API.
+ * (config.c, config_table.c, config_parse.c, config_print.c).  Only they
+ * include it: src/config.h is the API.
  */
 #ifndef L2TPD_CONFIG_INT_H
 #define L2TPD_CONFIG_INT_H
@@ -16,14 +16,16 @@
 #define SETTING_PATH_MAX	96	/* "tunnels.sessions.remote_end_id" and room */
 #define WHY_MAX			320
 
-/* ---- names (config.c) ---- */
+/* ---- names (config_table.c) ---- */
 
 struct name_val {
 	const char *name;
 	int val;
 };
 
+const struct name_val *name_find(const struct name_val *t, const char *s);
 const char *name_of(const struct name_val *t, int val);
+const char *names_text(const struct name_val *t, char *buf, size_t len);
 
 /* ---- addresses (config.c) ---- */
 
@@ -31,6 +33,7 @@ uint16_t addr_port(const struct cfg_addr *a);
 void addr_set_port(struct cfg_addr *a, uint16_t port);
 const char *addr_fmt(const struct cfg_addr *a, uint16_t omit_port, char *buf, size_t len);
 bool addr_equal(const struct cfg_addr *a, const struct cfg_addr *b);
+bool prefix_parse(const char *s, struct cfg_prefix *p, char *why, size_t wl);
 
 /* ---- built-in defaults (config.c) ---- */
 
@@ -69,6 +72,7 @@ struct pctx {
 
 bool fail(struct pctx *p, const config_setting_t *s, const char *path, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+const char *rel_path(const char *incdir, const char *v, char *buf, size_t len);
 const char *src_name(const struct pctx *p, const char *file, char *buf, size_t len);
 const char *type_name(const config_setting_t *s);
 bool has(const config_setting_t *g, const char *key);
@@ -77,6 +81,8 @@ const config_setting_t *where2(const config_setting_t *g, const char *k1, const 
 
 /* ---- reading values (config.c) ---- */
 
+bool get_int(struct pctx *p, const config_setting_t *s, const char *path,
+	     const char *valid, long long *v);
 const char *secs_fmt(long long ms, char *buf, size_t len);
 
 /* ---- option tables (config.c) ---- */
@@ -112,6 +118,7 @@ struct opt {
 	print_fn print;			/* instead of the generic print */
 };
 
+void *field(void *obj, const struct opt *o);
 const void *cfield(const void *obj, const struct opt *o);
 unsigned long long load_uint(const void *src, size_t size);
 bool parse_string(struct pctx *p, const config_setting_t *s, const char *path,
@@ -120,16 +127,17 @@ bool parse_opt(struct pctx *p, const config_setting_t *s, void *obj, const char 
 	       const struct opt *o);
 const struct opt *opt_find(const struct opt *opts, const char *name);
 
-/* ---- checks of string values (config.c) ---- */
+/* ---- checks of string values (config_table.c) ---- */
 
 bool check_name(const char *s, char *why, size_t wl);
+bool check_printable(const char *s, char *why, size_t wl);
 
-/* ---- secret, secret_file (config.c) ---- */
+/* ---- secret, secret_file (config_table.c) ---- */
 
 bool parse_secret(struct pctx *p, const config_setting_t *s, void *obj, const char *path,
 		  const struct opt *o);
 
-/* ---- the tables (config.c) ---- */
+/* ---- the tables (config_table.c) ---- */
 
 extern const struct opt global_opts[];
 extern const struct opt tunnel_profile_opts[];
