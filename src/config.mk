@@ -4,7 +4,8 @@
 # $(LIBCONFIG_CFLAGS), $(LIBCONFIG_LIBS) and usl/libusl.a (usl/suggest).
 
 # The parser's files; src/config_int.h is what they share, src/config.h the API.
-CONFIG_SOURCES = src/config.c src/config_table.c src/config_parse.c src/config_print.c src/config_int.h
+CONFIG_SOURCES = src/config.c src/config_value.c src/config_table.c src/config_parse.c \
+	src/config_print.c src/config_int.h
 DAEMON_COMMON_SOURCES += $(CONFIG_SOURCES)
 
 # Table-driven good and bad files, inheritance, peer matching, addresses,

@@ -1,7 +1,7 @@
 /*
  * src/config_int.h - what the files of the configuration parser share
- * (config.c, config_table.c, config_parse.c, config_print.c).  Only they
- * include it: src/config.h is the API.
+ * (config.c, config_value.c, config_table.c, config_parse.c,
+ * config_print.c).  Only they include it: src/config.h is the API.
  */
 #ifndef L2TPD_CONFIG_INT_H
 #define L2TPD_CONFIG_INT_H
@@ -27,7 +27,7 @@ const struct name_val *name_find(const struct name_val *t, const char *s);
 const char *name_of(const struct name_val *t, int val);
 const char *names_text(const struct name_val *t, char *buf, size_t len);
 
-/* ---- addresses (config.c) ---- */
+/* ---- addresses (config_value.c) ---- */
 
 uint16_t addr_port(const struct cfg_addr *a);
 void addr_set_port(struct cfg_addr *a, uint16_t port);
@@ -79,13 +79,13 @@ bool has(const config_setting_t *g, const char *key);
 const config_setting_t *where(const config_setting_t *g, const char *key);
 const config_setting_t *where2(const config_setting_t *g, const char *k1, const char *k2);
 
-/* ---- reading values (config.c) ---- */
+/* ---- reading values (config_value.c) ---- */
 
 bool get_int(struct pctx *p, const config_setting_t *s, const char *path,
 	     const char *valid, long long *v);
 const char *secs_fmt(long long ms, char *buf, size_t len);
 
-/* ---- option tables (config.c) ---- */
+/* ---- option tables (config_value.c) ---- */
 
 enum opt_kind {
 	OPT_BOOL,		/* bool */
