@@ -92,7 +92,7 @@
 #define RX_BUFSZ	8192
 #define RX_ROUNDS	8		/* recvmmsg calls per readable event */
 #define SYNC_MS		5000		/* start-up and shut-down waits */
-#define IFNAME_NUMBERS	100000		/* "%d" is at most 5 digits (config.c) */
+#define IFNAME_NUMBERS	100000		/* "%d" is at most 5 digits (config_table.c) */
 #define NAME_RETRIES	8		/* IFNAME taken between our check and the create */
 #define VERIFY_DELAY_MS	1000		/* lost notices: check everything after this */
 #define CONFIRM_DELAY_MS 1000		/* a tunnel's delete notice: ask the kernel after this */

@@ -195,7 +195,10 @@ static void peers(FILE *f)
 	}
 }
 
-/* Pool and member names are names (config.c's check_name) and addresses: no escaping needed. */
+/*
+ * Pool and member names are names (config_table.c's check_name) and
+ * addresses: no escaping needed.
+ */
 static void pool_member_tunnels(const char *pool, const char *member, unsigned tunnels, bool up,
 				void *arg)
 {

@@ -16,7 +16,7 @@
 # setting's entry is a .TP whose tag's first word is the setting's name,
 # under a .SS naming its section ("tunnels.sessions" for the nested list).
 # Without --list-settings (an older daemon) the settings come from
-# config_known_settings[] in src/config.c.
+# config_known_settings[] in src/config_table.c.
 set -u
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 top_builddir=${top_builddir:-$top_srcdir/build}
@@ -38,9 +38,9 @@ plain() { sed -e 's/\\-/-/g' -e 's/\\(dq/"/g' -e 's/\\f[BIRP]//g' "$1"; }
 if "$D" --list-settings >"$T/known" 2>/dev/null && [ -s "$T/known" ]; then
 	src="l2tpv3d --list-settings"
 else
-	src="config_known_settings[] in src/config.c"
+	src="config_known_settings[] in src/config_table.c"
 	sed -n '/^const char \*const config_known_settings\[\] = {/,/^};/p' \
-		"$top_srcdir/src/config.c" | grep -o '"[a-z0-9_.]*"' | tr -d '"' >"$T/known"
+		"$top_srcdir/src/config_table.c" | grep -o '"[a-z0-9_.]*"' | tr -d '"' >"$T/known"
 fi
 sort -u -o "$T/known" "$T/known"
 
