@@ -874,6 +874,17 @@ static void h_session_list(struct ctl_conn *c, int64_t id, json_object *args)
 
 /* ---- daemon commands ---------------------------------------------------- */
 
+/* {max_ms, over_100ms, over_1s} of a usl_stall */
+static json_object *stall_json(const struct usl_stall *st)
+{
+	json_object *o = json_object_new_object();
+
+	json_add_int(o, "max_ms", usl_time_to_ms(st->max));
+	json_add_int(o, "over_100ms", (int64_t)st->over_100ms);
+	json_add_int(o, "over_1s", (int64_t)st->over_1s);
+	return o;
+}
+
 static void h_show_daemon(struct ctl_conn *c, int64_t id, json_object *args)
 {
 	json_object *o = json_object_new_object();
@@ -900,6 +911,9 @@ static void h_show_daemon(struct ctl_conn *c, int64_t id, json_object *args)
 	json_object_object_add(o, "config_id", json_object_new_boolean(l2tpd.conf->snmp_config_id));
 	json_object_object_add(o, "pools", pools_json());
 	json_add_int(o, "heap_bytes", (int64_t)mallinfo2().uordblks);
+	/* the event loop: a callback that blocked, timers run late (starved or blocked) */
+	json_object_object_add(o, "loop_busy", stall_json(usl_loop_busy(l2tpd.loop)));
+	json_object_object_add(o, "timers_late", stall_json(usl_timerset_late(l2tpd.timers)));
 	conn_reply(c, id, CTL_OK, NULL, o);
 }
 

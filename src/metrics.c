@@ -357,6 +357,32 @@ static time_t start_time(int64_t up_ms)
 	return at;
 }
 
+/* NAME_total{over="0.1"|"1"} and NAME_max_seconds of a usl_stall */
+static void stall(FILE *f, const char *name, const struct usl_stall *st, const char *total_help,
+		  const char *max_help)
+{
+	char n[64];
+
+	snprintf(n, sizeof(n), "%s_total", name);
+	family(f, n, "counter", total_help);
+	fprintf(f, "%s{over=\"0.1\"} %llu\n", n, (unsigned long long)st->over_100ms);
+	fprintf(f, "%s{over=\"1\"} %llu\n", n, (unsigned long long)st->over_1s);
+	snprintf(n, sizeof(n), "%s_max_seconds", name);
+	family(f, n, "gauge", max_help);
+	fprintf(f, "%s %.3f\n", n, (double)st->max.ns / 1e9);
+}
+
+/* The event loop: a callback that blocked it, and timers run late (blocked or starved). */
+static void loop_stalls(FILE *f)
+{
+	stall(f, "l2tpv3d_loop_busy", usl_loop_busy(l2tpd.loop),
+	      "Event-loop callbacks (a socket's, a round of timers, a signal's) that took "
+	      "0.1 s or 1 s or longer.", "The longest event-loop callback since the daemon started.");
+	stall(f, "l2tpv3d_timers_late", usl_timerset_late(l2tpd.timers),
+	      "Rounds of due timers run 0.1 s or 1 s or more past the earliest one's time.",
+	      "The latest round of due timers since the daemon started.");
+}
+
 static void identity(FILE *f)
 {
 	int64_t up_ms = usl_time_to_ms(usl_time_sub(usl_timerset_now(l2tpd.timers), l2tpd.started));
@@ -368,6 +394,7 @@ static void identity(FILE *f)
 	fprintf(f, "l2tpv3d_start_time_seconds %lld\n", (long long)start_time(up_ms));
 	restarts(f);
 	redundancy(f);
+	loop_stalls(f);
 	if (l2tpd.last_reload_at == 0)
 		return;
 	family(f, "l2tpv3d_last_reload_timestamp_seconds", "gauge",

@@ -44,6 +44,7 @@ struct usl_loop {
 	struct event *timer_ev;		/* fires at the timerset's earliest expiry */
 	struct usl_timerset timers;
 	usl_time armed;			/* grid deadline timer_ev is armed for, or NEVER */
+	struct usl_stall busy;		/* single callbacks' durations */
 };
 
 /*
@@ -63,6 +64,7 @@ struct usl_fd {
 };
 
 struct usl_sig {
+	struct usl_loop *loop;
 	struct event *ev;
 	usl_sig_fn cb;
 	void *arg;
@@ -337,12 +339,28 @@ static void loop_timers_changed(struct usl_timerset *ts, void *arg)
 	evtimer_add(l->timer_ev, &tv);
 }
 
+/*
+ * Each callback is timed: one that blocks (a system call waiting on a
+ * stalled peer) keeps every other socket and timer waiting that long.
+ */
+static usl_time busy_start(struct usl_loop *l)
+{
+	return usl_timerset_now(&l->timers);
+}
+
+static void busy_end(struct usl_loop *l, usl_time t0)
+{
+	usl_stall_count(&l->busy, usl_time_sub(usl_timerset_now(&l->timers), t0));
+}
+
 static void loop_timer_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct usl_loop *l = arg;
+	usl_time t0 = busy_start(l);
 
 	l->armed = USL_TIME_NEVER;
 	usl_timerset_run(&l->timers);
+	busy_end(l, t0);
 }
 
 struct usl_loop *usl_loop_new(const char *backend, char *err, size_t errlen)
@@ -420,6 +438,11 @@ void usl_loop_set_clock(struct usl_loop *l, const struct usl_clock *clock)
 	l->timers.clock = clock;
 }
 
+const struct usl_stall *usl_loop_busy(const struct usl_loop *l)
+{
+	return &l->busy;
+}
+
 struct usl_timerset *usl_loop_timers(struct usl_loop *l)
 {
 	return &l->timers;
@@ -438,8 +461,11 @@ static inline short fd_events(short what)
 static void fd_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct usl_fd *f = arg;
+	struct usl_loop *l = f->loop;	/* the callback may free f */
+	usl_time t0 = busy_start(l);
 
 	f->cb(fd, what & (USL_READ | USL_WRITE), f->arg);
+	busy_end(l, t0);
 }
 
 
@@ -505,8 +531,11 @@ void usl_fd_close(struct usl_fd **f, int *fd)
 static void sig_cb(evutil_socket_t signo, short what, void *arg)
 {
 	struct usl_sig *s = arg;
+	struct usl_loop *l = s->loop;	/* the callback may free s */
+	usl_time t0 = busy_start(l);
 
 	s->cb((int)signo, s->arg);
+	busy_end(l, t0);
 }
 
 struct usl_sig *usl_sig_add(struct usl_loop *l, int signo, usl_sig_fn cb, void *arg)
@@ -516,6 +545,7 @@ struct usl_sig *usl_sig_add(struct usl_loop *l, int signo, usl_sig_fn cb, void *
 	s = calloc(1, sizeof(*s));
 	if (s == NULL)
 		return NULL;
+	s->loop = l;
 	s->cb = cb;
 	s->arg = arg;
 	s->ev = evsignal_new(l->base, signo, sig_cb, s);

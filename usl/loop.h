@@ -43,6 +43,8 @@ size_t usl_loop_small_blocks(void);
  */
 void usl_loop_mem_free(void *p);
 struct usl_timerset *usl_loop_timers(struct usl_loop *l);
+/* How long single callbacks (a socket's, a timer round's, a signal's) took. */
+const struct usl_stall *usl_loop_busy(const struct usl_loop *l);
 /* Another clock for the timers (tests: one that lags); before any is armed. */
 void usl_loop_set_clock(struct usl_loop *l, const struct usl_clock *clock);
 struct event_base *usl_loop_base(struct usl_loop *l);

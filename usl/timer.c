@@ -49,6 +49,7 @@ void usl_timerset_init(struct usl_timerset *ts, const struct usl_clock *clock)
 	ts->clock = clock;
 	ts->on_change = NULL;
 	ts->on_change_arg = NULL;
+	ts->late = (struct usl_stall){ { 0 }, 0, 0 };
 }
 
 void usl_timer_init(struct usl_timer *t, usl_timer_fn fn)
@@ -101,6 +102,16 @@ usl_time usl_timerset_next(const struct usl_timerset *ts)
 	return usl_rb_entry(n, struct usl_timer, node)->expiry;
 }
 
+void usl_stall_count(struct usl_stall *s, usl_time d)
+{
+	if (usl_time_cmp(d, s->max) > 0)
+		s->max = d;
+	if (usl_time_cmp(d, usl_time_ms(100)) >= 0)
+		s->over_100ms++;
+	if (usl_time_cmp(d, usl_time_s(1)) >= 0)
+		s->over_1s++;
+}
+
 size_t usl_timerset_run(struct usl_timerset *ts)
 {
 	/* One clock read: a slow callback must not make later timers due. */
@@ -113,6 +124,8 @@ size_t usl_timerset_run(struct usl_timerset *ts)
 		t = usl_rb_entry(n, struct usl_timer, node);
 		if (usl_time_cmp(t->expiry, now) > 0)
 			break;
+		if (fired == 0)
+			usl_stall_count(&ts->late, usl_time_sub(now, t->expiry));
 		timer_unlink(t);
 		fired++;
 		t->fn(t);

@@ -33,6 +33,20 @@ struct usl_timer {
 	struct usl_timerset *set;	/* set it is armed in, NULL when idle */
 };
 
+/*
+ * Delays worth an operator's attention, counted: the longest, and how many
+ * reached 100 ms and 1 s.  A timer set counts how late its runs came (a
+ * run's earliest due timer past its expiry: how long whoever drives the
+ * set was kept from it); usl/loop counts how long single callbacks took.
+ */
+struct usl_stall {
+	usl_time max;
+	uint64_t over_100ms;
+	uint64_t over_1s;
+};
+
+void usl_stall_count(struct usl_stall *s, usl_time d);
+
 struct usl_timerset {
 	struct usl_rb_root tree;
 	uint64_t seq;
@@ -40,6 +54,7 @@ struct usl_timerset {
 	const struct usl_clock *clock;
 	void (*on_change)(struct usl_timerset *ts, void *arg);
 	void *on_change_arg;
+	struct usl_stall late;		/* how late its runs came */
 };
 
 void usl_timerset_init(struct usl_timerset *ts, const struct usl_clock *clock);
@@ -63,5 +78,9 @@ usl_time usl_timerset_next(const struct usl_timerset *ts);
  */
 size_t usl_timerset_run(struct usl_timerset *ts);
 static inline size_t usl_timerset_count(const struct usl_timerset *ts) { return ts->count; }
+static inline const struct usl_stall *usl_timerset_late(const struct usl_timerset *ts)
+{
+	return &ts->late;
+}
 
 #endif

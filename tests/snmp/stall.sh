@@ -2,10 +2,13 @@
 # An AgentX master that accepts but does not answer must not stall the
 # daemon: snmpd stopped (SIGSTOP) while the subagent
 # connects and registers, then a fake master that answers Open and never
-# Register.  Throughout, `l2tpv3ctl show daemon` is asked every 100 ms and
-# its slowest answer must stay well below one AgentX timeout (1 s; it was
-# 1-6 s per attempt), and a 1 s HELLO keeps its schedule.  When snmpd is
-# continued, the subagent registers within one retry.
+# Register.  Throughout, no event-loop callback of the daemon takes a
+# second (`show daemon` loop_busy: a blocking wait for the master would be
+# one AgentX timeout, 1 s, each attempt) and a 1 s HELLO keeps its
+# schedule; `l2tpv3ctl show daemon`, asked every 100 ms, answers (its
+# slowest answer is printed: a figure, a CLI process start on a loaded
+# machine).  When snmpd is continued, the subagent registers within one
+# retry.
 . "$(dirname "$0")/lib.sh"
 snmp_setup
 
@@ -23,7 +26,7 @@ watch_latency() {
 	echo $max
 }
 hellos() { ctlj a stats tunnel "$TID" | jq '[.. | objects | .msgs_out? | objects | .HELLO // 0] | max'; }
-LIMIT=300	# ms: a process start on a loaded machine, far from a 1 s AgentX wait
+busy_1s() { ctlj a show daemon | jq -e '.loop_busy.over_1s'; }
 
 # --- snmpd stopped before the subagent's first attempt ---------------------------------
 snmpd_start && kill -STOP "$(cat "$W/snmpd.pid")"
@@ -31,11 +34,11 @@ log_test $? "snmpd started and stopped (SIGSTOP): it accepts connections, never 
 start a && start b && TID=$(ctlj a tunnel create peer 127.0.0.3 hello 1 | jq -r .tunnel_id) &&
 	wait_until 5 sh -c "'$C' -s '$W/a.ctl' tunnel list | grep -q established"
 log_test $? "daemons start, a tunnel with 1 s HELLOs between them"
-h0=$(hellos)
+h0=$(hellos) l0=$(busy_1s)
 max=$(watch_latency 12)
-h1=$(hellos)
-[ "$max" -lt $LIMIT ]
-log_test $? "12 s of subagent attempts against a stopped snmpd: slowest show daemon ${max} ms (< $LIMIT)"
+h1=$(hellos) l1=$(busy_1s)
+[ -n "$l0" ] && [ "$l1" = "$l0" ] && [ "$max" -lt 99999 ]
+log_test $? "12 s of subagent attempts against a stopped snmpd: no callback took 1 s ($l0 then $l1 such), show daemon answered (slowest ${max} ms)"
 [ $((h1 - h0)) -ge 8 ]
 log_test $? "HELLOs keep their 1 s schedule meanwhile: $((h1 - h0)) in 12 s"
 grep -q "snmp: AgentX master .* not reachable yet (no answer to Open in time)" "$W/a.log"
@@ -68,9 +71,11 @@ PY
 echo $! > "$W/fake.pid"; disown $!
 wait_until 5 grep -q listening "$W/fake.log"
 log_test $? "a fake AgentX master that answers Open and never Register"
+l0=$(busy_1s)
 max=$(watch_latency 12)
-[ "$max" -lt $LIMIT ]
-log_test $? "12 s against it: slowest show daemon ${max} ms (< $LIMIT)"
+l1=$(busy_1s)
+[ -n "$l0" ] && [ "$l1" = "$l0" ] && [ "$max" -lt 99999 ]
+log_test $? "12 s against it: no callback took 1 s ($l0 then $l1 such), show daemon answered (slowest ${max} ms)"
 grep -q "no answer to Register in time" "$W/a.log"
 log_test $? "a says why: no answer to Register in time"
 kill -0 "$(cat "$W/a.pid")" && kill -0 "$(cat "$W/b.pid")"

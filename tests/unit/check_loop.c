@@ -256,6 +256,46 @@ START_TEST(test_timer_one_turn)
 }
 END_TEST
 
+/* A socket callback that takes 1.5 s by the loop's clock, one that takes 5 ms */
+static struct usl_fake_clock slow_clock;
+
+static void slow_cb(int fd, short what, void *arg)
+{
+	char buf[8];
+
+	(void)what;
+	ck_assert_int_gt(read(fd, buf, sizeof(buf)), 0);
+	slow_clock.now = usl_time_add(slow_clock.now, usl_time_ms(*(int *)arg));
+}
+
+START_TEST(test_busy)
+{
+	struct usl_fd *f;
+	int p[2], ms = 1500;
+
+	loop = new_loop(backends[_i]);
+	usl_fake_clock_init(&slow_clock, usl_time_s(100));
+	usl_loop_set_clock(loop, &slow_clock.clock);
+	ck_assert_int_eq(pipe(p), 0);
+	f = usl_fd_add(loop, p[0], USL_READ, slow_cb, &ms);
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(write(p[1], "x", 1), 1);
+	ck_assert_int_eq(usl_loop_run_once(loop, true), 0);
+	ck_assert_int_eq(usl_loop_busy(loop)->max.ns, usl_time_ms(1500).ns);
+	ck_assert_uint_eq(usl_loop_busy(loop)->over_1s, 1);
+	ck_assert_uint_eq(usl_loop_busy(loop)->over_100ms, 1);
+	ms = 5;
+	ck_assert_int_eq(write(p[1], "x", 1), 1);
+	ck_assert_int_eq(usl_loop_run_once(loop, true), 0);
+	ck_assert_uint_eq(usl_loop_busy(loop)->over_100ms, 1);
+	ck_assert_int_eq(usl_loop_busy(loop)->max.ns, usl_time_ms(1500).ns);
+	usl_fd_del(f);
+	close(p[0]);
+	close(p[1]);
+	usl_loop_free(loop);
+}
+END_TEST
+
 static void sig_cb(int signo, void *arg)
 {
 	int *got = arg;
@@ -403,6 +443,7 @@ static Suite *loop_suite(void)
 	tcase_add_loop_test(tc, test_timers, 0, NBACKENDS);
 	tcase_add_loop_test(tc, test_timer_one_turn, 0, NBACKENDS);
 	tcase_add_loop_test(tc, test_signal, 0, NBACKENDS);
+	tcase_add_loop_test(tc, test_busy, 0, NBACKENDS);
 	suite_add_tcase(s, tc);
 	tcase_add_test(tc_misc, test_unknown_backend);
 	tcase_add_test(tc_misc, test_default_backend);

@@ -258,6 +258,40 @@ START_TEST(test_now_read_once)
 }
 END_TEST
 
+/* A run's lateness is its earliest due timer's; one count per run. */
+START_TEST(test_late)
+{
+	struct tt a, b, c;
+
+	tt_init(&a, 1);
+	tt_init(&b, 2);
+	tt_init(&c, 3);
+	usl_timer_arm(&ts, &a.t, usl_time_ms(10));
+	advance_ms(15);
+	ck_assert_uint_eq(usl_timerset_run(&ts), 1);
+	ck_assert_int_eq(usl_timerset_late(&ts)->max.ns, usl_time_ms(5).ns);
+	ck_assert_uint_eq(usl_timerset_late(&ts)->over_100ms, 0);
+	/* the loop kept away 1.5 s: two timers due, one late run */
+	usl_timer_arm(&ts, &b.t, usl_time_ms(100));
+	usl_timer_arm(&ts, &c.t, usl_time_ms(900));
+	advance_ms(1600);
+	ck_assert_uint_eq(usl_timerset_run(&ts), 2);
+	ck_assert_int_eq(usl_timerset_late(&ts)->max.ns, usl_time_ms(1500).ns);
+	ck_assert_uint_eq(usl_timerset_late(&ts)->over_100ms, 1);
+	ck_assert_uint_eq(usl_timerset_late(&ts)->over_1s, 1);
+	/* 200 ms late: over 100 ms, not over 1 s; the maximum stays */
+	usl_timer_arm(&ts, &a.t, usl_time_ms(10));
+	advance_ms(210);
+	usl_timerset_run(&ts);
+	ck_assert_uint_eq(usl_timerset_late(&ts)->over_100ms, 2);
+	ck_assert_uint_eq(usl_timerset_late(&ts)->over_1s, 1);
+	ck_assert_int_eq(usl_timerset_late(&ts)->max.ns, usl_time_ms(1500).ns);
+	/* a run with nothing due counts nothing */
+	usl_timerset_run(&ts);
+	ck_assert_uint_eq(usl_timerset_late(&ts)->over_100ms, 2);
+}
+END_TEST
+
 static int cmp_int(const void *a, const void *b)
 {
 	return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
@@ -394,6 +428,7 @@ static Suite *timer_suite(void)
 	tcase_add_test(tc, test_self_rearm);
 	tcase_add_test(tc, test_rearm_due_fires_same_run);
 	tcase_add_test(tc, test_now_read_once);
+	tcase_add_test(tc, test_late);
 	tcase_add_test(tc, test_many_at_once);
 	tcase_add_test(tc, test_on_change);
 	tcase_add_test(tc, test_two_sets);
