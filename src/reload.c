@@ -130,15 +130,6 @@ static const struct static_tunnel *find_static(const struct l2tpd_config *c, con
 	return config_static_tunnel(c, name);
 }
 
-static const struct static_session *find_static_session(const struct static_tunnel *st,
-							const char *name)
-{
-	for (unsigned i = 0; i < st->n_sessions; i++)
-		if (strcmp(st->sessions[i].name, name) == 0)
-			return &st->sessions[i];
-	return NULL;
-}
-
 static bool addr_same(const union saddr *a, const struct cfg_addr *b)
 {
 	if (a->sa.sa_family != b->ss.ss_family)
@@ -208,7 +199,7 @@ bool static_session_open(struct tunnel *t, const char *sess)
 	const struct l2tpd_config *c = l2tpd.conf;
 
 	for (unsigned i = 0; i < c->n_tunnels; i++) {
-		const struct static_session *ss = find_static_session(&c->tunnels[i], sess);
+		const struct static_session *ss = config_static_session(&c->tunnels[i], sess);
 
 		if (ss != NULL)
 			return static_session_start(t, c, ss, NULL);
@@ -281,7 +272,7 @@ static void retry_arm(const char *name, const char *sess, bool at_once);
 static void retry_session(struct static_retry *r)
 {
 	const struct static_tunnel *st = find_static(l2tpd.conf, r->name);
-	const struct static_session *ss = st ? find_static_session(st, r->sess) : NULL;
+	const struct static_session *ss = st ? config_static_session(st, r->sess) : NULL;
 	struct tunnel *t = tunnel_find_name(r->name);
 
 	if (ss == NULL || ss->shutdown || t == NULL || t->closing ||
@@ -379,7 +370,7 @@ void static_session_lost(const char *tunnel, const char *sess)
 	if (tunnel == NULL || sess == NULL || l2tpd.shutting_down)
 		return;
 	st = find_static(l2tpd.conf, tunnel);
-	ss = st != NULL && !st->shutdown ? find_static_session(st, sess) : NULL;
+	ss = st != NULL && !st->shutdown ? config_static_session(st, sess) : NULL;
 	if (ss != NULL && !ss->shutdown)
 		retry_arm(tunnel, sess, false);
 }
@@ -488,10 +479,10 @@ static const struct static_session *static_session_any(const struct l2tpd_config
 							const struct static_tunnel *first,
 							const char *name)
 {
-	const struct static_session *ss = first ? find_static_session(first, name) : NULL;
+	const struct static_session *ss = first ? config_static_session(first, name) : NULL;
 
 	for (unsigned i = 0; ss == NULL && i < c->n_tunnels; i++)
-		ss = find_static_session(&c->tunnels[i], name);
+		ss = config_static_session(&c->tunnels[i], name);
 	return ss;
 }
 
@@ -556,7 +547,7 @@ static void sessions_apply(struct tunnel *t, const struct l2tpd_config *c,
 
 		if (s->origin != ORIGIN_CONFIG || pwred_visiting(s->name, name_str(t->name), c))
 			continue;
-		ss = find_static_session(st, name_str(s->name));
+		ss = config_static_session(st, name_str(s->name));
 		if (ss == NULL || !session_matches(s, c, ss)) {
 			session_delete(s, L2TP_CDN_ADMIN, "removed from configuration");
 			n->sess_deleted++;
@@ -603,7 +594,7 @@ static void retries_prune(const struct l2tpd_config *c)
 	usl_list_foreach_safe(pos, tmp, &retries) {
 		struct static_retry *r = usl_container_of(pos, struct static_retry, link);
 		const struct static_tunnel *st = find_static(c, r->name);
-		const struct static_session *ss = st && r->sess ? find_static_session(st, r->sess)
+		const struct static_session *ss = st && r->sess ? config_static_session(st, r->sess)
 							       : NULL;
 
 		if (st == NULL || st->shutdown || (r->sess != NULL && (ss == NULL || ss->shutdown)))
