@@ -348,6 +348,8 @@ bool tunnel_reconfigure(struct tunnel *t, const struct tunnel_profile *p, char *
 			size_t len, const char **restart);
 /* The profile a peer-opened tunnel would be accepted with now. */
 void tunnel_peer_profile(const struct tunnel *t, struct tunnel_profile *out);
+/* The descriptions c gives t and its sessions (a static one's, its peers entry's). */
+void tunnel_describe(struct tunnel *t, const struct l2tpd_config *c);
 /*
  * Debugging one tunnel: its control messages traced in the log (decoded,
  * at info) and the debug lines of its handling logged whatever the level.
@@ -620,7 +622,5 @@ void static_tunnel_adopted(struct tunnel *t);
  * `session list`.
  */
 json_object *static_shutdown_json(bool sessions);
-/* The descriptions c gives t and its sessions (a static one's, its peers entry's). */
-void config_describe(struct tunnel *t, const struct l2tpd_config *c);
 
 #endif

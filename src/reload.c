@@ -474,43 +474,6 @@ json_object *static_shutdown_json(bool sessions)
 	return arr;
 }
 
-/* A static session's definition by name, in whichever static tunnel holds it. */
-static const struct static_session *static_session_any(const struct l2tpd_config *c,
-							const struct static_tunnel *first,
-							const char *name)
-{
-	const struct static_session *ss = first ? config_static_session(first, name) : NULL;
-
-	for (unsigned i = 0; ss == NULL && i < c->n_tunnels; i++)
-		ss = config_static_session(&c->tunnels[i], name);
-	return ss;
-}
-
-void config_describe(struct tunnel *t, const struct l2tpd_config *c)
-{
-	const struct static_tunnel *st = NULL;
-	const struct peer_profile *pp;
-	struct usl_list *pos;
-
-	if (t->origin == ORIGIN_CONFIG && t->name != NULL)
-		st = find_static(c, t->name);
-	if (st != NULL)
-		text_copy(&t->description, st->description);
-	else if (t->origin == ORIGIN_PEER && t->peer_entry != NULL &&
-		 (pp = config_peer_by_name(c, t->peer_entry)) != NULL)
-		text_copy(&t->description, pp->description);
-	usl_list_foreach(pos, &t->sessions) {
-		struct session *s = usl_container_of(pos, struct session, tunnel_link);
-		const struct static_session *ss;
-
-		if (s->origin != ORIGIN_CONFIG || s->name == NULL)
-			continue;
-		ss = static_session_any(c, st, s->name);
-		if (ss != NULL)
-			text_copy(&s->description, ss->description);
-	}
-}
-
 void static_tunnels_start(void)
 {
 	if (!pool_apply(l2tpd.conf))
@@ -525,7 +488,7 @@ void static_tunnels_start(void)
 			continue;
 		}
 		/* handed over by a restart: only what it lacks is started */
-		config_describe(t, l2tpd.conf);
+		tunnel_describe(t, l2tpd.conf);
 		for (unsigned j = 0; j < st->n_sessions; j++) {
 			struct session *s = session_find_name(st->sessions[j].name);
 
@@ -621,7 +584,7 @@ static void tunnels_apply(const struct l2tpd_config *c, struct reload_counts *n)
 		if (t->closing)
 			continue;
 		if (t->origin != ORIGIN_CONFIG) {
-			config_describe(t, c);	/* a peers entry's description may have changed */
+			tunnel_describe(t, c);	/* a peers entry's description may have changed */
 			continue;
 		}
 		st = find_static(c, name_str(t->name));
@@ -631,7 +594,7 @@ static void tunnels_apply(const struct l2tpd_config *c, struct reload_counts *n)
 		    tunnel_update(t, config_tunnel_profile(c, st->profile), n)) {
 			n->kept++;
 			sessions_apply(t, c, st, n);
-			config_describe(t, c);
+			tunnel_describe(t, c);
 			continue;
 		}
 		tunnel_delete(t, L2TP_STOPCCN_NORMAL,

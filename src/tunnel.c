@@ -1959,6 +1959,43 @@ void tunnel_peer_profile(const struct tunnel *t, struct tunnel_profile *out)
 	peer_setup(&t->remote.sa, t->encap, &pp, out);
 }
 
+/* A static session's definition by name, in whichever static tunnel holds it. */
+static const struct static_session *session_definition(const struct l2tpd_config *c,
+						       const struct static_tunnel *first,
+						       const char *name)
+{
+	const struct static_session *ss = first ? config_static_session(first, name) : NULL;
+
+	for (unsigned i = 0; ss == NULL && i < c->n_tunnels; i++)
+		ss = config_static_session(&c->tunnels[i], name);
+	return ss;
+}
+
+void tunnel_describe(struct tunnel *t, const struct l2tpd_config *c)
+{
+	const struct static_tunnel *st = NULL;
+	const struct peer_profile *pp;
+	struct usl_list *pos;
+
+	if (t->origin == ORIGIN_CONFIG && t->name != NULL)
+		st = config_static_tunnel(c, t->name);
+	if (st != NULL)
+		text_copy(&t->description, st->description);
+	else if (t->origin == ORIGIN_PEER && t->peer_entry != NULL &&
+		 (pp = config_peer_by_name(c, t->peer_entry)) != NULL)
+		text_copy(&t->description, pp->description);
+	usl_list_foreach(pos, &t->sessions) {
+		struct session *s = usl_container_of(pos, struct session, tunnel_link);
+		const struct static_session *ss;
+
+		if (s->origin != ORIGIN_CONFIG || s->name == NULL)
+			continue;
+		ss = session_definition(c, st, s->name);
+		if (ss != NULL)
+			text_copy(&s->description, ss->description);
+	}
+}
+
 /* The secret a peers entry's tunnels authenticate with, in configuration c. */
 static const char *entry_secret(const struct l2tpd_config *c, const struct peer_profile *pp)
 {
@@ -2727,7 +2764,7 @@ struct tunnel *tunnel_restore(struct usl_unpack *r, int fd, bool crashed, unsign
 		if (session_restore(t, r, crashed) != NULL)
 			(*n_sessions)++;
 	tunnel_clear_unowned_sessions(t, *n_sessions);
-	config_describe(t, l2tpd.conf);	/* not in the record: the configuration's, as now */
+	tunnel_describe(t, l2tpd.conf);	/* not in the record: the configuration's, as now */
 	/* after a crash the data plane's objects went with the sockets: made again, same IDs */
 	if (crashed)
 		l2tp_cc_remake_dp(t->cc);
