@@ -601,12 +601,27 @@ void pool_foreach_member(void (*fn)(const char *pool, const char *member, unsign
 				    bool up, void *arg), void *arg);
 
 /* reload.c */
-/* Opens static session `sess` (of any static tunnel's definition) on t; false when it cannot. */
-bool static_session_open(struct tunnel *t, const char *sess);
 /* Switches to newc (taking ownership) and applies the difference to live objects. */
 int config_apply(struct l2tpd_config *newc, json_object *summary, char *err, size_t errlen);
+
+/* statics.c: the static tunnels and sessions, kept up */
 void static_tunnels_start(void);
 void static_tunnels_stop(void);
+/*
+ * Starts static tunnel st of config c with its sessions; false when it
+ * does not (shut down, an unknown profile, or a failure: that is retried).
+ */
+bool static_tunnel_start(const struct l2tpd_config *c, const struct static_tunnel *st);
+/* Starts ss of config c on t; false when it cannot (a shut down one is not started). */
+bool static_session_start(struct tunnel *t, const struct l2tpd_config *c,
+			  const struct static_session *ss);
+/* Opens static session `sess` (of any static tunnel's definition) on t; false when it cannot. */
+bool static_session_open(struct tunnel *t, const char *sess);
+/* Its profile, with the session's own interface name when it sets one; false: unknown. */
+bool static_session_profile(const struct l2tpd_config *c, const struct static_session *ss,
+			    struct session_profile *out);
+/* Retries of what c no longer lists, or now holds down: dropped (a reload). */
+void static_retries_prune(const struct l2tpd_config *c);
 /* A static tunnel went down on its own: start it again after a backoff. */
 void static_tunnel_lost(const char *name, bool at_once);
 void static_session_lost(const char *tunnel, const char *sess);
