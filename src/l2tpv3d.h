@@ -604,7 +604,7 @@ void pool_foreach_member(void (*fn)(const char *pool, const char *member, unsign
 /* Switches to newc (taking ownership) and applies the difference to live objects. */
 int config_apply(struct l2tpd_config *newc, json_object *summary, char *err, size_t errlen);
 
-/* statics.c: the static tunnels and sessions, kept up */
+/* statics.c: the static tunnels and sessions, kept up (it follows their events) */
 void static_tunnels_start(void);
 void static_tunnels_stop(void);
 /*
@@ -622,15 +622,8 @@ bool static_session_profile(const struct l2tpd_config *c, const struct static_se
 			    struct session_profile *out);
 /* Retries of what c no longer lists, or now holds down: dropped (a reload). */
 void static_retries_prune(const struct l2tpd_config *c);
-/* A static tunnel went down on its own: start it again after a backoff. */
-void static_tunnel_lost(const char *name, bool at_once);
-void static_session_lost(const char *tunnel, const char *sess);
-void static_session_up(const char *tunnel, const char *sess);
-void static_tunnel_up(const char *name);
 /* The static tunnels (sessions: their static sessions) down and waiting to be started again. */
 json_object *static_retries_json(bool sessions);
-/* A static tunnel lost a tie break: t, the peer's, now bears its name; start its sessions. */
-void static_tunnel_adopted(struct tunnel *t);
 /*
  * The static tunnels (sessions: their static sessions) the configuration
  * holds administratively down (shutdown = true), for `tunnel list` and

@@ -3,6 +3,9 @@
  * kept up: started when the daemon starts and when a reload adds them
  * (reload.c decides which), and started again after a backoff when one
  * goes down on its own.
+ *
+ * Like the control socket, this module learns of tunnels and sessions
+ * from the event fan-out only: tunnel.c and session.c know nothing of it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,8 +43,8 @@ struct static_retry {
 static struct usl_list retries = USL_LIST_INIT(retries);
 
 /*
- * Why the last static object went down: its deletion's event (or a failed
- * start) comes just before static_*_lost(), which files it with the retry.
+ * Why the last static object went down: its down and deleted events (or a
+ * failed start) come before static_*_lost(), which files it with the retry.
  */
 static struct {
 	char tunnel[CFG_NAME_MAX], sess[CFG_NAME_MAX];
@@ -57,13 +60,13 @@ static void note_down(const char *tunnel, const char *sess, const char *why)
 		 why ? why : "");
 }
 
-static void static_on_event(const struct l2tpd_event *ev, void *arg)
+/* Notes why the object of a down or deleted event went down. */
+static void note_event(const struct l2tpd_event *ev)
 {
 	char msg[96] = "", why[160];
 	const struct l2tp_result *r = ev->why;
 	bool sess = ev->kind == EV_SESSION_DOWN || ev->kind == EV_SESSION_DELETED;
 
-	(void)arg;
 	if ((ev->kind != EV_TUNNEL_DOWN && ev->kind != EV_TUNNEL_DELETED && !sess) ||
 	    ev->t == NULL || ev->t->name == NULL || (sess && ev->s == NULL))
 		return;
@@ -81,7 +84,7 @@ static void static_on_event(const struct l2tpd_event *ev, void *arg)
 
 /* Its profile, with the session's own interface name when it sets one; false: unknown. */
 bool static_session_profile(const struct l2tpd_config *c, const struct static_session *ss,
-				   struct session_profile *out)
+			    struct session_profile *out)
 {
 	const struct session_profile *p = config_session_profile(c, ss->profile);
 
@@ -92,7 +95,6 @@ bool static_session_profile(const struct l2tpd_config *c, const struct static_se
 		snprintf(out->ifname, sizeof(out->ifname), "%s", ss->ifname);
 	return true;
 }
-
 
 bool static_session_start(struct tunnel *t, const struct l2tpd_config *c,
 			  const struct static_session *ss)
@@ -126,6 +128,8 @@ bool static_session_open(struct tunnel *t, const char *sess)
 	}
 	return false;
 }
+
+static void static_tunnel_lost(const char *name, bool at_once);
 
 bool static_tunnel_start(const struct l2tpd_config *c, const struct static_tunnel *st)
 {
@@ -273,7 +277,8 @@ static void retry_arm(const char *name, const char *sess, bool at_once)
 	usl_timer_arm(l2tpd.timers, &r->timer, usl_time_s(delay));
 }
 
-void static_tunnel_lost(const char *name, bool at_once)
+/* A static tunnel went down on its own: it starts again after a backoff. */
+static void static_tunnel_lost(const char *name, bool at_once)
 {
 	const struct static_tunnel *st = name ? config_static_tunnel(l2tpd.conf, name) : NULL;
 
@@ -282,7 +287,7 @@ void static_tunnel_lost(const char *name, bool at_once)
 	retry_arm(name, NULL, at_once);
 }
 
-void static_session_lost(const char *tunnel, const char *sess)
+static void static_session_lost(const char *tunnel, const char *sess)
 {
 	const struct static_session *ss;
 	const struct static_tunnel *st;
@@ -295,7 +300,7 @@ void static_session_lost(const char *tunnel, const char *sess)
 		retry_arm(tunnel, sess, false);
 }
 
-void static_session_up(const char *tunnel, const char *sess)
+static void static_session_up(const char *tunnel, const char *sess)
 {
 	struct static_retry *r = tunnel && sess ? retry_find(tunnel, sess) : NULL;
 
@@ -303,7 +308,8 @@ void static_session_up(const char *tunnel, const char *sess)
 		retry_free(r);
 }
 
-void static_tunnel_adopted(struct tunnel *t)
+/* A static tunnel lost a tie break: t, the peer's, now bears its name and takes its sessions. */
+static void static_tunnel_adopted(struct tunnel *t)
 {
 	const struct static_tunnel *st = t->name ? config_static_tunnel(l2tpd.conf, t->name) : NULL;
 
@@ -313,12 +319,54 @@ void static_tunnel_adopted(struct tunnel *t)
 		static_session_start(t, l2tpd.conf, &st->sessions[i]);
 }
 
-void static_tunnel_up(const char *name)
+static void static_tunnel_up(const char *name)
 {
 	struct static_retry *r = name ? retry_find(name, NULL) : NULL;
 
 	if (r != NULL)
 		retry_free(r);
+}
+
+/*
+ * Tunnels and sessions as their events tell: an object up needs its retry
+ * no more; one lost on its own gets one (a session whose tunnel is going
+ * is started again with the tunnel).
+ */
+static void static_on_event(const struct l2tpd_event *ev, void *arg)
+{
+	const struct tunnel *t = ev->t;
+	const struct session *s = ev->s;
+	struct tunnel *heir;
+
+	(void)arg;
+	note_event(ev);
+	switch (ev->kind) {
+	case EV_TUNNEL_UP:
+		if (t->origin == ORIGIN_CONFIG)
+			static_tunnel_up(t->name);
+		break;
+	case EV_SESSION_UP:
+		if (s->origin == ORIGIN_CONFIG)
+			static_session_up(t->name, s->name);
+		break;
+	case EV_SESSION_DELETED:
+		/* one the peer (or a failure) cleared comes back; a lost tunnel restarts its own */
+		if (s->origin == ORIGIN_CONFIG && !s->deleted && !t->closing &&
+		    l2tp_cc_state(t->cc) == L2TP_CC_ESTABLISHED)
+			static_session_lost(t->name, s->name);
+		break;
+	case EV_TUNNEL_RELEASED:
+		static_tunnel_lost(ev->name, ev->at_once);
+		break;
+	case EV_TUNNEL_INHERITED:
+		/* t as the name index holds it: sessions are opened on it, the event's is const */
+		if (t->origin == ORIGIN_CONFIG && t->name != NULL &&
+		    (heir = tunnel_find_name(t->name)) == t)
+			static_tunnel_adopted(heir);
+		break;
+	default:
+		break;
+	}
 }
 
 void static_tunnels_stop(void)

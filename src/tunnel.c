@@ -416,8 +416,6 @@ static void tunnel_announce_up(struct tunnel *t)
 		 tunnel_label(t, label, sizeof(label)), sockaddr_ntop((struct sockaddr *)&t->remote),
 		 l2tp_cc_peer_host_name(t->cc), l2tp_cc_peer_ccid(t->cc));
 	tunnel_reply_waiters(t, CTL_OK, NULL, NULL);
-	if (t->origin == ORIGIN_CONFIG)
-		static_tunnel_up(t->name);
 	event_emit(EV_TUNNEL_UP, t, NULL, NULL);
 	tunnel_probe_stale(t);
 }
@@ -494,17 +492,26 @@ static void tunnel_await_heir(struct tunnel *t);
 static void reopen_free(struct tunnel_reopen *r);
 static void tunnel_reopen_after_heir(struct tunnel *t);
 
+/* A configured tunnel gave up its name (t: the connection, if any): see EV_TUNNEL_RELEASED. */
+static void tunnel_released(const struct tunnel *t, const char *name, bool at_once)
+{
+	struct l2tpd_event ev = { .kind = EV_TUNNEL_RELEASED, .t = t, .name = name,
+				  .at_once = at_once };
+
+	event_publish(&ev);
+}
+
 /*
  * A static tunnel that was up and is now stopping by itself (its peer's
  * StopCCN: a restarted LNS; or a dead peer): the old connection stays for
  * the StopCCN hold under its old Control Connection ID, but the name goes
- * to a new connection, opened at once.  Only after REOPEN_MIN_UP_S up, so
- * a peer that clears every connection as soon as it is made sees us no
- * faster than the usual backoff.
+ * to a new connection, which may open at once.  Only after
+ * REOPEN_MIN_UP_S up, so a peer that clears every connection as soon as it
+ * is made sees us no faster than the usual backoff.
  */
 #define REOPEN_MIN_UP_S	5
 
-static void static_tunnel_reopen(struct tunnel *t)
+static void tunnel_release_name(struct tunnel *t)
 {
 	usl_time up;
 
@@ -513,7 +520,7 @@ static void static_tunnel_reopen(struct tunnel *t)
 	up = usl_time_sub(usl_timerset_now(l2tpd.timers), t->established);
 	usl_hash_remove(&l2tpd.tunnels_by_name, &t->by_name);
 	t->name_indexed = false;
-	static_tunnel_lost(t->name, usl_time_cmp(up, usl_time_s(REOPEN_MIN_UP_S)) >= 0);
+	tunnel_released(t, t->name, usl_time_cmp(up, usl_time_s(REOPEN_MIN_UP_S)) >= 0);
 }
 
 /*
@@ -600,7 +607,7 @@ static void tunnel_on_event(struct l2tp_cc *cc, enum l2tp_cc_state from, enum l2
 		pool_tunnel_down(t, why);
 	/* through a pool, a refusal too: the next member need not wait for the hold */
 	if (to == L2TP_CC_STOPPING && (from == L2TP_CC_ESTABLISHED || t->pool != NULL))
-		static_tunnel_reopen(t);
+		tunnel_release_name(t);
 	if (to == L2TP_CC_STOPPING || to == L2TP_CC_CLOSED) {
 		if (from != L2TP_CC_STOPPING) {
 			tunnel_log_down(t, why);
@@ -1055,7 +1062,7 @@ static void tunnel_destroy(struct tunnel *t)
 	event_emit(EV_TUNNEL_DELETED, t, NULL, l2tp_cc_close_reason(t->cc));
 	/* a static tunnel lost on its own comes back (its name is still indexed) */
 	if (t->origin == ORIGIN_CONFIG && t->name_indexed)
-		static_tunnel_lost(t->name, false);
+		tunnel_released(t, t->name, false);
 	tunnel_unindex(t);
 	transport_tunnel_close(t);
 	reopen_free(t->reopen);
@@ -1802,7 +1809,7 @@ static void tunnel_inherit(struct tunnel *nt, struct tunnel_heir *h, const char 
 		if (!usl_list_empty(&h->waiters))
 			event_publish(&ev);
 		if (h->origin == ORIGIN_CONFIG && h->name != NULL)
-			static_tunnel_lost(h->name, false);
+			tunnel_released(NULL, h->name, false);
 		free(h->name);
 		free(h->description);
 		reopen_free(h->reopen);
@@ -1824,8 +1831,7 @@ static void tunnel_inherit(struct tunnel *nt, struct tunnel_heir *h, const char 
 		h->description = NULL;
 		log_info("tunnel %u takes over the name %s (simultaneous open: %s)", nt->id,
 			 h->name, why);
-		if (nt->origin == ORIGIN_CONFIG)
-			static_tunnel_adopted(nt);
+		event_emit(EV_TUNNEL_INHERITED, nt, NULL, NULL);
 	}
 	free(h->name);
 	free(h->description);
