@@ -171,6 +171,15 @@ const struct static_tunnel *config_static_tunnel(const struct l2tpd_config *c, c
 	return NULL;
 }
 
+const struct static_session *config_static_session(const struct static_tunnel *st,
+						   const char *name)
+{
+	for (unsigned i = 0; i < st->n_sessions; i++)
+		if (strcmp(st->sessions[i].name, name) == 0)
+			return &st->sessions[i];
+	return NULL;
+}
+
 const struct tunnel_profile *config_tunnel_profile(const struct l2tpd_config *c, const char *name)
 {
 	unsigned i;

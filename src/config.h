@@ -276,6 +276,9 @@ void config_set_trust_check(config_trust_fn fn);
 const struct tunnel_profile *config_tunnel_profile(const struct l2tpd_config *c, const char *name);
 /* The static tunnel of that name, or NULL. */
 const struct static_tunnel *config_static_tunnel(const struct l2tpd_config *c, const char *name);
+/* The session of that name in static tunnel st, or NULL. */
+const struct static_session *config_static_session(const struct static_tunnel *st,
+						   const char *name);
 const struct session_profile *config_session_profile(const struct l2tpd_config *c, const char *name);
 const struct lns_pool *config_lns_pool(const struct l2tpd_config *c, const char *name);
 /*

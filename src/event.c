@@ -28,6 +28,8 @@ static const char *const names[EV__COUNT] = {
 	[EV_SESSION_DELETED] = "session-deleted",
 	[EV_WAITERS] = NULL,
 	[EV_RESTARTING] = NULL,
+	[EV_TUNNEL_RELEASED] = NULL,
+	[EV_TUNNEL_INHERITED] = NULL,
 };
 
 const char *event_name(enum event_kind k)

@@ -2,8 +2,9 @@
  * src/event.h - tunnel and session events, published once by the domain
  * layer (tunnel.c, session.c) and fanned out to whoever subscribed: the
  * control socket (monitor clients, requests waiting for an object), hooks,
- * SNMP notifications.  The domain layer knows no consumer; a new consumer
- * is one subscriber in its own file.
+ * SNMP notifications, the restarts of static objects (statics.c).  The
+ * domain layer knows no consumer; a new consumer is one subscriber in its
+ * own file.
  *
  * The struct is l2tpd_event, not event: libevent's `struct event`
  * (dp_kernel.c, usl/loop.c) would be the same tag, and a file may need both.
@@ -40,6 +41,22 @@ enum event_kind {
 	 * object: monitors are told, pending output must go now.
 	 */
 	EV_RESTARTING,
+	/*
+	 * A tunnel of the configuration's (origin config) went down, or is
+	 * going, on its own: not deleted, not in a shutdown.  Its name (name)
+	 * is free for a new connection.  t is the old one, NULL when there is
+	 * none (ours lost a tie break and the peer's connection never came).
+	 * at_once: it had been up a while when it stopped, so opening the
+	 * new one now cannot hammer a peer that clears every connection as
+	 * soon as it is made.
+	 */
+	EV_TUNNEL_RELEASED,
+	/*
+	 * t, a connection the peer opened, took the name and origin of ours,
+	 * which lost the tie break to it: what ours would have carried is to
+	 * be opened on t.
+	 */
+	EV_TUNNEL_INHERITED,
 	EV__COUNT
 };
 
@@ -52,6 +69,9 @@ struct l2tpd_event {
 	struct usl_list *waiters;
 	enum ctl_status st;
 	const char *err;
+	/* EV_TUNNEL_RELEASED */
+	const char *name;
+	bool at_once;
 };
 
 /*
@@ -74,7 +94,7 @@ struct event_names {
 /* Fills n from t and s (s NULL: a tunnel's names only); never fails. */
 void event_names_get(const struct tunnel *t, const struct session *s, struct event_names *n);
 
-/* "tunnel-up", "session-deleted"...: the monitor's names; NULL for EV_WAITERS. */
+/* "tunnel-up", "session-deleted"...: the monitor's names; NULL for the internal ones. */
 const char *event_name(enum event_kind k);
 /* The kind a monitor name stands for, or -1. */
 int event_kind_by_name(const char *name);

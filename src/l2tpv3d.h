@@ -348,6 +348,8 @@ bool tunnel_reconfigure(struct tunnel *t, const struct tunnel_profile *p, char *
 			size_t len, const char **restart);
 /* The profile a peer-opened tunnel would be accepted with now. */
 void tunnel_peer_profile(const struct tunnel *t, struct tunnel_profile *out);
+/* The descriptions c gives t and its sessions (a static one's, its peers entry's). */
+void tunnel_describe(struct tunnel *t, const struct l2tpd_config *c);
 /*
  * Debugging one tunnel: its control messages traced in the log (decoded,
  * at info) and the debug lines of its handling logged whatever the level.
@@ -599,28 +601,34 @@ void pool_foreach_member(void (*fn)(const char *pool, const char *member, unsign
 				    bool up, void *arg), void *arg);
 
 /* reload.c */
-/* Opens static session `sess` (of any static tunnel's definition) on t; false when it cannot. */
-bool static_session_open(struct tunnel *t, const char *sess);
 /* Switches to newc (taking ownership) and applies the difference to live objects. */
 int config_apply(struct l2tpd_config *newc, json_object *summary, char *err, size_t errlen);
+
+/* statics.c: the static tunnels and sessions, kept up (it follows their events) */
 void static_tunnels_start(void);
 void static_tunnels_stop(void);
-/* A static tunnel went down on its own: start it again after a backoff. */
-void static_tunnel_lost(const char *name, bool at_once);
-void static_session_lost(const char *tunnel, const char *sess);
-void static_session_up(const char *tunnel, const char *sess);
-void static_tunnel_up(const char *name);
+/*
+ * Starts static tunnel st of config c with its sessions; false when it
+ * does not (shut down, an unknown profile, or a failure: that is retried).
+ */
+bool static_tunnel_start(const struct l2tpd_config *c, const struct static_tunnel *st);
+/* Starts ss of config c on t; false when it cannot (a shut down one is not started). */
+bool static_session_start(struct tunnel *t, const struct l2tpd_config *c,
+			  const struct static_session *ss);
+/* Opens static session `sess` (of any static tunnel's definition) on t; false when it cannot. */
+bool static_session_open(struct tunnel *t, const char *sess);
+/* Its profile, with the session's own interface name when it sets one; false: unknown. */
+bool static_session_profile(const struct l2tpd_config *c, const struct static_session *ss,
+			    struct session_profile *out);
+/* Retries of what c no longer lists, or now holds down: dropped (a reload). */
+void static_retries_prune(const struct l2tpd_config *c);
 /* The static tunnels (sessions: their static sessions) down and waiting to be started again. */
 json_object *static_retries_json(bool sessions);
-/* A static tunnel lost a tie break: t, the peer's, now bears its name; start its sessions. */
-void static_tunnel_adopted(struct tunnel *t);
 /*
  * The static tunnels (sessions: their static sessions) the configuration
  * holds administratively down (shutdown = true), for `tunnel list` and
  * `session list`.
  */
 json_object *static_shutdown_json(bool sessions);
-/* The descriptions c gives t and its sessions (a static one's, its peers entry's). */
-void config_describe(struct tunnel *t, const struct l2tpd_config *c);
 
 #endif

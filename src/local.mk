@@ -6,7 +6,7 @@
 DAEMON_COMMON_SOURCES = \
 	src/l2tpv3d.h src/config.h src/ctl_proto.h src/dp.h src/idalloc.h \
 	src/util.c src/sdnotify.c src/peer.c src/tunnel.c src/session.c \
-	src/transport.c src/ctl.c src/objref.c src/reload.c src/pool.c src/dp_null.c \
+	src/transport.c src/ctl.c src/objref.c src/reload.c src/statics.c src/pool.c src/dp_null.c \
 	src/profile.c src/profile.h src/metrics.c src/acceptor.c src/acceptor.h src/event.c src/event.h src/state.c \
 	src/handover.c src/failover.c src/ha.c src/pwred.c
 

@@ -646,8 +646,6 @@ void session_on_event(struct l2tp_cc *cc, struct l2tp_sess *ls, enum l2tp_sess_s
 		session_reply_waiters(s, CTL_OK, NULL, NULL);
 		session_log_up(s);
 		event_emit(EV_SESSION_UP, s->tunnel, s, NULL);
-		if (s->origin == ORIGIN_CONFIG)
-			static_session_up(s->tunnel->name, s->name);
 	} else if (to == L2TP_SESS_CLOSED) {
 		session_announce_down(s, why);
 	}
@@ -663,10 +661,6 @@ void session_on_freed(struct l2tp_cc *cc, struct l2tp_sess *ls)
 	session_announce_down(s, l2tp_sess_close_reason(ls));
 	reid_release(s);	/* while s->sess still tells its Remote End ID */
 	event_emit(EV_SESSION_DELETED, s->tunnel, s, l2tp_sess_close_reason(ls));
-	/* one the peer (or a failure) cleared comes back; a lost tunnel restarts its own */
-	if (s->origin == ORIGIN_CONFIG && !s->deleted && !s->tunnel->closing &&
-	    l2tp_cc_state(s->tunnel->cc) == L2TP_CC_ESTABLISHED)
-		static_session_lost(s->tunnel->name, s->name);
 	s->sess = NULL;
 	session_unindex_free(s);
 }

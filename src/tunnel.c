@@ -416,8 +416,6 @@ static void tunnel_announce_up(struct tunnel *t)
 		 tunnel_label(t, label, sizeof(label)), sockaddr_ntop((struct sockaddr *)&t->remote),
 		 l2tp_cc_peer_host_name(t->cc), l2tp_cc_peer_ccid(t->cc));
 	tunnel_reply_waiters(t, CTL_OK, NULL, NULL);
-	if (t->origin == ORIGIN_CONFIG)
-		static_tunnel_up(t->name);
 	event_emit(EV_TUNNEL_UP, t, NULL, NULL);
 	tunnel_probe_stale(t);
 }
@@ -494,17 +492,26 @@ static void tunnel_await_heir(struct tunnel *t);
 static void reopen_free(struct tunnel_reopen *r);
 static void tunnel_reopen_after_heir(struct tunnel *t);
 
+/* A configured tunnel gave up its name (t: the connection, if any): see EV_TUNNEL_RELEASED. */
+static void tunnel_released(const struct tunnel *t, const char *name, bool at_once)
+{
+	struct l2tpd_event ev = { .kind = EV_TUNNEL_RELEASED, .t = t, .name = name,
+				  .at_once = at_once };
+
+	event_publish(&ev);
+}
+
 /*
  * A static tunnel that was up and is now stopping by itself (its peer's
  * StopCCN: a restarted LNS; or a dead peer): the old connection stays for
  * the StopCCN hold under its old Control Connection ID, but the name goes
- * to a new connection, opened at once.  Only after REOPEN_MIN_UP_S up, so
- * a peer that clears every connection as soon as it is made sees us no
- * faster than the usual backoff.
+ * to a new connection, which may open at once.  Only after
+ * REOPEN_MIN_UP_S up, so a peer that clears every connection as soon as it
+ * is made sees us no faster than the usual backoff.
  */
 #define REOPEN_MIN_UP_S	5
 
-static void static_tunnel_reopen(struct tunnel *t)
+static void tunnel_release_name(struct tunnel *t)
 {
 	usl_time up;
 
@@ -513,7 +520,7 @@ static void static_tunnel_reopen(struct tunnel *t)
 	up = usl_time_sub(usl_timerset_now(l2tpd.timers), t->established);
 	usl_hash_remove(&l2tpd.tunnels_by_name, &t->by_name);
 	t->name_indexed = false;
-	static_tunnel_lost(t->name, usl_time_cmp(up, usl_time_s(REOPEN_MIN_UP_S)) >= 0);
+	tunnel_released(t, t->name, usl_time_cmp(up, usl_time_s(REOPEN_MIN_UP_S)) >= 0);
 }
 
 /*
@@ -600,7 +607,7 @@ static void tunnel_on_event(struct l2tp_cc *cc, enum l2tp_cc_state from, enum l2
 		pool_tunnel_down(t, why);
 	/* through a pool, a refusal too: the next member need not wait for the hold */
 	if (to == L2TP_CC_STOPPING && (from == L2TP_CC_ESTABLISHED || t->pool != NULL))
-		static_tunnel_reopen(t);
+		tunnel_release_name(t);
 	if (to == L2TP_CC_STOPPING || to == L2TP_CC_CLOSED) {
 		if (from != L2TP_CC_STOPPING) {
 			tunnel_log_down(t, why);
@@ -1055,7 +1062,7 @@ static void tunnel_destroy(struct tunnel *t)
 	event_emit(EV_TUNNEL_DELETED, t, NULL, l2tp_cc_close_reason(t->cc));
 	/* a static tunnel lost on its own comes back (its name is still indexed) */
 	if (t->origin == ORIGIN_CONFIG && t->name_indexed)
-		static_tunnel_lost(t->name, false);
+		tunnel_released(t, t->name, false);
 	tunnel_unindex(t);
 	transport_tunnel_close(t);
 	reopen_free(t->reopen);
@@ -1802,7 +1809,7 @@ static void tunnel_inherit(struct tunnel *nt, struct tunnel_heir *h, const char 
 		if (!usl_list_empty(&h->waiters))
 			event_publish(&ev);
 		if (h->origin == ORIGIN_CONFIG && h->name != NULL)
-			static_tunnel_lost(h->name, false);
+			tunnel_released(NULL, h->name, false);
 		free(h->name);
 		free(h->description);
 		reopen_free(h->reopen);
@@ -1824,8 +1831,7 @@ static void tunnel_inherit(struct tunnel *nt, struct tunnel_heir *h, const char 
 		h->description = NULL;
 		log_info("tunnel %u takes over the name %s (simultaneous open: %s)", nt->id,
 			 h->name, why);
-		if (nt->origin == ORIGIN_CONFIG)
-			static_tunnel_adopted(nt);
+		event_emit(EV_TUNNEL_INHERITED, nt, NULL, NULL);
 	}
 	free(h->name);
 	free(h->description);
@@ -1957,6 +1963,43 @@ void tunnel_peer_profile(const struct tunnel *t, struct tunnel_profile *out)
 	const struct peer_profile *pp;
 
 	peer_setup(&t->remote.sa, t->encap, &pp, out);
+}
+
+/* A static session's definition by name, in whichever static tunnel holds it. */
+static const struct static_session *session_definition(const struct l2tpd_config *c,
+						       const struct static_tunnel *first,
+						       const char *name)
+{
+	const struct static_session *ss = first ? config_static_session(first, name) : NULL;
+
+	for (unsigned i = 0; ss == NULL && i < c->n_tunnels; i++)
+		ss = config_static_session(&c->tunnels[i], name);
+	return ss;
+}
+
+void tunnel_describe(struct tunnel *t, const struct l2tpd_config *c)
+{
+	const struct static_tunnel *st = NULL;
+	const struct peer_profile *pp;
+	struct usl_list *pos;
+
+	if (t->origin == ORIGIN_CONFIG && t->name != NULL)
+		st = config_static_tunnel(c, t->name);
+	if (st != NULL)
+		text_copy(&t->description, st->description);
+	else if (t->origin == ORIGIN_PEER && t->peer_entry != NULL &&
+		 (pp = config_peer_by_name(c, t->peer_entry)) != NULL)
+		text_copy(&t->description, pp->description);
+	usl_list_foreach(pos, &t->sessions) {
+		struct session *s = usl_container_of(pos, struct session, tunnel_link);
+		const struct static_session *ss;
+
+		if (s->origin != ORIGIN_CONFIG || s->name == NULL)
+			continue;
+		ss = session_definition(c, st, s->name);
+		if (ss != NULL)
+			text_copy(&s->description, ss->description);
+	}
 }
 
 /* The secret a peers entry's tunnels authenticate with, in configuration c. */
@@ -2727,7 +2770,7 @@ struct tunnel *tunnel_restore(struct usl_unpack *r, int fd, bool crashed, unsign
 		if (session_restore(t, r, crashed) != NULL)
 			(*n_sessions)++;
 	tunnel_clear_unowned_sessions(t, *n_sessions);
-	config_describe(t, l2tpd.conf);	/* not in the record: the configuration's, as now */
+	tunnel_describe(t, l2tpd.conf);	/* not in the record: the configuration's, as now */
 	/* after a crash the data plane's objects went with the sockets: made again, same IDs */
 	if (crashed)
 		l2tp_cc_remake_dp(t->cc);
