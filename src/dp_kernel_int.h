@@ -192,4 +192,52 @@ struct kdp_state {
 	struct usl_timer rec_timer;	/* next rewrite attempt after a failed one */
 };
 
+/* Attributes of a message or of a nest into tb[0..max]. */
+struct attr_table {
+	const struct nlattr **tb;
+	unsigned max;
+};
+
+struct sync_result {
+	int err;
+	char ext[128];
+};
+
+extern struct kdp_state kdp;
+extern struct log_ratelimit nl_rl;
+extern uint8_t scratch[1024];
+
+static inline usl_time now(void)
+{
+	return usl_timerset_now(l2tpd.timers);
+}
+
+/* dp_kernel_nl.c: requests, answers, resync; the family; the sockets */
+bool kreq_seq_eq(const struct usl_hnode *n, const void *key);
+struct nlmsghdr *l2tp_msg(uint8_t cmd, uint16_t flags);
+void flush_soon(void);
+struct kreq *kreq_submit_on(struct nlchan *ch, const struct nlmsghdr *nlh, void *obj,
+			    kreq_done_fn done, kreq_data_fn data);
+struct kreq *kreq_submit(const struct nlmsghdr *nlh, void *obj, kreq_done_fn done,
+			 kreq_data_fn data);
+void kreq_unqueue(struct kreq *r);
+void on_flush_event(evutil_socket_t fd, short what, void *arg);
+void on_retry_timer(struct usl_timer *tm);
+int attr_cb(const struct nlattr *a, void *data);
+void l2tp_attrs(const struct nlmsghdr *nlh, const struct nlattr **tb);
+uint32_t attr_u32(const struct nlattr *a);
+void probe_data(struct kreq *p, const struct nlmsghdr *nlh);
+bool chan_busy(const struct nlchan *ch);
+int nl_sync(int timeout_ms);
+void sync_done(struct kreq *r, int err, const char *ext);
+int family_resolve(char *err, size_t errlen);
+uint16_t attr_u16(const struct nlattr *a);
+uint8_t attr_u8(const struct nlattr *a);
+int nl_open(struct nlchan *ch, int proto, const char *name, unsigned answer_cost,
+	    char *err, size_t errlen);
+void chan_drop_queue(struct nlchan *ch);
+
+/* dp_kernel.c */
+void rec_flush(void);
+
 #endif
