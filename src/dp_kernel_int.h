@@ -237,7 +237,18 @@ int nl_open(struct nlchan *ch, int proto, const char *name, unsigned answer_cost
 	    char *err, size_t errlen);
 void chan_drop_queue(struct nlchan *ch);
 
-/* dp_kernel.c */
+/* dp_kernel_owned.c: the state file, the start-up cleanup */
+bool ktunnel_id_eq(const struct usl_hnode *n, const void *key);
+struct ktunnel *ktunnel_find(uint32_t id);
+struct ktunnel *ktunnel_new(uint32_t id, enum kstate state);
+void record_add(struct ktunnel *kt);
+void record_del(struct ktunnel *kt);
 void rec_flush(void);
+void on_rec_timer(struct usl_timer *tm);
+int rec_open(char *err, size_t errlen);
+int stale_cleanup(char *err, size_t errlen);
+
+/* dp_kernel.c */
+void tunnel_send_delete(struct ktunnel *kt);
 
 #endif
