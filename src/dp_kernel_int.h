@@ -206,6 +206,7 @@ struct sync_result {
 extern struct kdp_state kdp;
 extern struct log_ratelimit nl_rl;
 extern uint8_t scratch[1024];
+extern const struct dpw_ops watch_ops;
 
 static inline usl_time now(void)
 {
@@ -249,6 +250,17 @@ int rec_open(char *err, size_t errlen);
 int stale_cleanup(char *err, size_t errlen);
 
 /* dp_kernel.c */
+bool gone(int err);
 void tunnel_send_delete(struct ktunnel *kt);
+void ks_put(struct ksession *ks);
+void links_del(struct ksession *ks);
+struct ksession *links_find(unsigned ifindex);
+bool session_get(struct ksession *ks, kreq_done_fn done);
+
+/* dp_kernel_lost.c: objects deleted behind our back */
+struct ksession *ksession_up(uint32_t tid, uint32_t sid);
+void session_check_gone(struct ksession *ks, int err);
+void on_confirm_timer(struct usl_timer *tm);
+void on_verify_timer(struct usl_timer *tm);
 
 #endif
