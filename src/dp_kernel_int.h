@@ -251,11 +251,25 @@ int stale_cleanup(char *err, size_t errlen);
 
 /* dp_kernel.c */
 bool gone(int err);
+void log_kernel_error(const char *what, uint32_t id, const char *cmd, int err,
+		      const char *ext);
 void tunnel_send_delete(struct ktunnel *kt);
 void ks_put(struct ksession *ks);
+struct nlmsghdr *session_seq_msg(const struct ksession *ks);
 void links_del(struct ksession *ks);
 struct ksession *links_find(unsigned ifindex);
+
+/* dp_kernel_stats.c: statistics, modify, describe */
 bool session_get(struct ksession *ks, kreq_done_fn done);
+void on_cookie_timer(struct usl_timer *tm);
+void cookie_watch(struct ksession *ks);
+int kernel_session_stats(const struct session *s, struct dp_session_stats *st);
+void on_stats_timer(struct usl_timer *tm);
+int64_t kernel_stats_refresh_all(int64_t interval_ms);
+int kernel_session_stats_cached(const struct session *s, struct dp_session_stats *st);
+int kernel_session_modify(struct session *s);
+unsigned kernel_pw_types(uint16_t *types, unsigned max);
+json_object *kernel_describe(const struct tunnel *t, const struct session *s);
 
 /* dp_kernel_lost.c: objects deleted behind our back */
 struct ksession *ksession_up(uint32_t tid, uint32_t sid);
