@@ -249,13 +249,18 @@ void on_rec_timer(struct usl_timer *tm);
 int rec_open(char *err, size_t errlen);
 int stale_cleanup(char *err, size_t errlen);
 
-/* dp_kernel.c */
+/* dp_kernel.c: tunnels, sessions */
 bool gone(int err);
 void log_kernel_error(const char *what, uint32_t id, const char *cmd, int err,
 		      const char *ext);
 void tunnel_send_delete(struct ktunnel *kt);
+uint16_t sess_pw(const struct session *s);
+struct name_ctr *name_counter(const char *pattern);
 void ks_put(struct ksession *ks);
+void session_prog(const struct session *s, struct kprog *p);
+bool prog_identity_differs(const struct kprog *a, const struct kprog *b);
 struct nlmsghdr *session_seq_msg(const struct ksession *ks);
+void links_add(struct ksession *ks);
 void links_del(struct ksession *ks);
 struct ksession *links_find(unsigned ifindex);
 
@@ -276,5 +281,15 @@ struct ksession *ksession_up(uint32_t tid, uint32_t sid);
 void session_check_gone(struct ksession *ks, int err);
 void on_confirm_timer(struct usl_timer *tm);
 void on_verify_timer(struct usl_timer *tm);
+
+/* dp_kernel_handover.c: the restart handover */
+int kept_scan(char *err, size_t errlen);
+void kept_sess_free(void);
+void on_adopt_timer(struct usl_timer *tm);
+void kernel_tunnel_save(const struct tunnel *t, struct usl_pack *w);
+int kernel_tunnel_adopt(struct tunnel *t, struct usl_unpack *r);
+void kernel_session_save(const struct session *s, struct usl_pack *w);
+int kernel_session_adopt(struct session *s, struct usl_unpack *r);
+bool kernel_idle(void);
 
 #endif
