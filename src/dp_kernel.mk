@@ -6,7 +6,9 @@
 # (the state file's CRC-32).
 
 DAEMON_COMMON_SOURCES += \
-	src/dp.c src/dp_kernel.c src/dp_state.c src/dp_state.h src/dp_watch.c src/dp_watch.h src/link.c src/link.h src/pppd.c
+	src/dp.c src/dp_kernel.c src/dp_kernel_int.h src/dp_kernel_nl.c src/dp_kernel_owned.c \
+	src/dp_kernel_stats.c src/dp_kernel_lost.c src/dp_kernel_handover.c \
+	src/dp_state.c src/dp_state.h src/dp_watch.c src/dp_watch.h src/link.c src/link.h src/pppd.c
 
 # The state file's record format and writer, on the host: torn, joined and
 # garbled lines, and a full tmpfs (in a private mount namespace, as root).

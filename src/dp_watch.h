@@ -9,7 +9,7 @@
  * thousands a second at bring-up, cost nothing here.
  *
  * The kernel sends l2tp notices to every network namespace, and ids are
- * reused: the owner (dp_kernel.c) matches the peer's ids too, and checks
+ * reused: the owner (dp_kernel_lost.c) matches the peer's ids too, and checks
  * with the kernel where the kernel can say (sessions are deleted at once,
  * tunnels by a work queue).  A lost notice (the socket overflowed) is
  * reported as an overrun: re-check everything.

@@ -8,7 +8,7 @@
  * interface.  Making it asynchronous would add a second request machine for
  * no measurable gain; the generic netlink requests, which come in storms of
  * 10,000 and which the protocol waits for, are the asynchronous ones
- * (dp_kernel.c).
+ * (dp_kernel_nl.c).
  */
 #include <errno.h>
 #include <net/if.h>

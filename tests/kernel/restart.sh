@@ -129,7 +129,7 @@ grep -q '"l2tpeth' "$W/base.snap" && [ "$(links "$NSA" | jq length)" = "$NL" ] &
 	[ "$(links "$NSB" | jq length)" = "$NL" ]
 log_test $? "the reference: $NL l2tpeth and VLAN links in each namespace, the genl dumps, both daemons' lists"
 
-# the kernel data plane's line once the adoption is over (dp_kernel.c)
+# the kernel data plane's line once the adoption is over (dp_kernel_handover.c)
 swept="kernel: handover: adopted $T tunnels and $NS sessions; deleting 0 tunnels and 0 sessions"
 n=0 ra=0 rb=0
 for who in $(for i in $(seq 1 "$ROUNDS"); do echo b a; done); do
