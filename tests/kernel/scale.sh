@@ -186,10 +186,12 @@ while True:
 # started from here on may inherit it: the probes below end before that)
 exec {up_w}<>"$W/up.fifo"
 # each daemon's clients: the one started above and the probe itself
-poll_fast 30 expect_count 2 daemon_count a ctl_clients &&
-	poll_fast 30 expect_count 2 daemon_count b ctl_clients
+# (two process starts under emulation, beside whatever else the host runs)
+CONNECT_S=120
+poll_fast $CONNECT_S expect_count 2 daemon_count a ctl_clients &&
+	poll_fast $CONNECT_S expect_count 2 daemon_count b ctl_clients
 rc=$?
-log_test $rc "the batch CLI (input held back) and a monitor of B are connected before the bring-up"
+log_test $rc "the batch CLI (input held back) and a monitor of B are connected before the bring-up (clients: a $(daemon_count a ctl_clients), b $(daemon_count b ctl_clients))"
 [ $rc = 0 ] || { kill "$cli_pid" "$mon_pid"; kt_done; exit 1; }
 if [ -n "${KT_SCALE_TIMELINE:-}" ]; then
 	mkdir -p "$KT_SCALE_TIMELINE"
