@@ -93,7 +93,7 @@ struct dp_ops {
 	 * Restart handover (src/handover.c).  The old process saves what the
 	 * data plane knows of each tunnel and session it hands over (after
 	 * the daemon's own record of it); the next process, whose init()
-	 * kept every kernel tunnel handover_keeps_tunnel() names instead of
+	 * kept every kernel tunnel tunnel_id_kept() names instead of
 	 * deleting it as a previous run's, adopts them: the objects are in
 	 * the kernel already, nothing is created and no *_dp_done() follows.
 	 * adopt returns 0, or -1 when the record is malformed or the object

@@ -4,7 +4,7 @@
  * the next process adopting them (an overview: dp_kernel.c).
  *
  * Restart handover.  The start-up cleanup keeps the tunnels a previous
- * process handed over (handover_keeps_tunnel()): they stay recorded, K_KEPT,
+ * process handed over (tunnel_id_kept()): they stay recorded, K_KEPT,
  * and once the watch socket is open their sessions are dumped, so that each
  * adopted tunnel and session is checked against what the kernel has now
  * (ids, peer ids, cookies, sequencing, interface names and indexes).  The

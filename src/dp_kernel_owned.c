@@ -245,7 +245,7 @@ static struct ktunnel *stale_kept_unrecorded(uint32_t id)
 {
 	struct ktunnel *kt;
 
-	if (id == 0 || !handover_keeps_tunnel(id) || (kt = ktunnel_new(id, K_STALE)) == NULL)
+	if (id == 0 || !tunnel_id_kept(id) || (kt = ktunnel_new(id, K_STALE)) == NULL)
 		return NULL;
 	usl_hash_insert(&kdp.tunnels, &kt->by_id, usl_hash_u32(id));
 	log_info("kernel: tunnel %u was handed over but is not in %s: recorded now", id,
@@ -289,7 +289,7 @@ static unsigned stale_delete(unsigned *kept)
 		struct ktunnel *kt = usl_list_first_entry(&walk, struct ktunnel, link);
 
 		usl_list_del(&kt->link);
-		if (kt->present && handover_keeps_tunnel(kt->id)) {
+		if (kt->present && tunnel_id_kept(kt->id)) {
 			kt->state = K_KEPT;
 			(*kept)++;
 		} else if (kt->present) {

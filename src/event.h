@@ -57,6 +57,11 @@ enum event_kind {
 	 * be opened on t.
 	 */
 	EV_TUNNEL_INHERITED,
+	/*
+	 * A recovery connection we opened (RFC 4951) ended, recovered or not:
+	 * failover.c may start the next one.
+	 */
+	EV_RECOVERY_ENDED,
 	EV__COUNT
 };
 

@@ -117,9 +117,15 @@ static void on_timer(struct usl_timer *tm)
 		snapshot_write();
 }
 
+static void recovery_ended(void);
+
 static void on_event(const struct l2tpd_event *ev, void *arg)
 {
 	(void)arg;
+	if (ev->kind == EV_RECOVERY_ENDED) {
+		recovery_ended();
+		return;
+	}
 	if (!event_is_up_down(ev->kind) || ev->t == NULL || !ev->t->prof->failover)
 		return;
 	fo.dirty = true;
@@ -224,7 +230,7 @@ static void queue_recoveries(uint32_t *ids, uint32_t n)
 	recover_more();
 }
 
-void failover_recovery_ended(void)
+static void recovery_ended(void)
 {
 	if (fo.running > 0)
 		fo.running--;

@@ -325,6 +325,7 @@ static void handover_abort(const char *why)
 {
 	log_warnx("restart: %s; running on", why);
 	ho.active = false;
+	l2tpd.restarting = false;
 	usl_timer_cancel(&ho.tick);
 	transport_listeners_read(true);
 	svc_notifyf("READY=1\nSTATUS=restart failed: %s", why);
@@ -480,6 +481,7 @@ int handover_begin(enum handover_how how, char *err, size_t errlen)
 		return HANDOVER_E_CONFIG;
 	}
 	ho.active = true;
+	l2tpd.restarting = true;
 	ho.settled = false;
 	ho.how = how;
 	ho.began = usl_timerset_now(l2tpd.timers);
@@ -490,11 +492,6 @@ int handover_begin(enum handover_how how, char *err, size_t errlen)
 	usl_timer_init(&ho.tick, handover_tick);
 	usl_timer_arm(l2tpd.timers, &ho.tick, usl_time_ms(0));
 	return 0;
-}
-
-bool handover_in_progress(void)
-{
-	return ho.active;
 }
 
 /* ---- loading --------------------------------------------------------------- */
@@ -520,6 +517,8 @@ static void handed_free(bool keep_ids)
 		free(ho.keep);
 		ho.keep = NULL;
 		ho.n_handed = 0;
+		l2tpd.kept_tunnel_ids = NULL;
+		l2tpd.n_kept_tunnel_ids = 0;
 	}
 }
 
@@ -666,6 +665,8 @@ static int index_body(struct usl_unpack *r)
 	}
 	ho.n_handed = n;
 	qsort(ho.keep, n, sizeof(*ho.keep), keep_cmp);
+	l2tpd.kept_tunnel_ids = ho.keep;
+	l2tpd.n_kept_tunnel_ids = n;
 	return usl_unpack_left(r) == 4 ? 0 : -1;
 }
 
@@ -742,12 +743,6 @@ void handover_load(void)
 		return;
 	}
 	ho.start = START_ADOPTED;
-}
-
-bool handover_keeps_tunnel(uint32_t id)
-{
-	return ho.keep != NULL &&
-	       bsearch(&id, ho.keep, ho.n_handed, sizeof(*ho.keep), keep_cmp) != NULL;
 }
 
 void handover_adopt(void)

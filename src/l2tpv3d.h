@@ -229,9 +229,18 @@ struct l2tpd {
 	bool shutting_down;
 	bool foreground;
 	int exit_code;
+	/* handover.c: the state is going to the next process; new work is refused */
+	bool restarting;
+	/* handover.c: IDs of the tunnels a previous process handed over, sorted, until adopted */
+	const uint32_t *kept_tunnel_ids;
+	size_t n_kept_tunnel_ids;
 };
 
 extern struct l2tpd l2tpd;
+
+/* state.c */
+/* id is one a previous process handed over: not to be allocated or deleted */
+bool tunnel_id_kept(uint32_t id);
 
 
 /* util.c */
@@ -424,6 +433,18 @@ void session_on_dp_delete(struct l2tp_cc *cc, struct l2tp_sess *ls);
 int session_on_dp_prepare(struct l2tp_cc *cc, struct l2tp_sess *ls);
 
 /* transport.c */
+/*
+ * Where datagrams go: the layer above (tunnel.c) registers these, so that
+ * the transport calls nothing of it by name.
+ */
+struct transport_rx {
+	void (*listener)(const struct l2tp_rx *rx);	/* one no tunnel's socket took */
+	void (*tunnel)(struct tunnel *t, const uint8_t *buf, size_t len,
+		       const struct sockaddr *from);	/* one of t's own */
+	struct tunnel *(*find)(uint32_t id);		/* t still there after a message? */
+	bool (*reclaim_socket)(void);			/* out of descriptors: free one */
+};
+void transport_set_rx(const struct transport_rx *rx);
 int transport_init(const struct l2tpd_config *c, char *err, size_t errlen);
 void transport_shutdown(void);
 int transport_replace(const struct l2tpd_config *c, char *err, size_t errlen);
@@ -501,8 +522,6 @@ enum handover_how {
  * (the reason is logged once and shown by `show daemon`).
  */
 void handover_load(void);
-/* True for a kernel tunnel the handed-over state holds (the start's cleanup keeps it). */
-bool handover_keeps_tunnel(uint32_t id);
 /* After the modules: makes the handed-over tunnels and sessions again. */
 void handover_adopt(void);
 /*
@@ -514,7 +533,6 @@ void handover_adopt(void);
 /* -1, or HANDOVER_E_CONFIG: the binary to exec does not load the configuration */
 #define HANDOVER_E_CONFIG	(-2)
 int handover_begin(enum handover_how how, char *err, size_t errlen);
-bool handover_in_progress(void);
 /* main's argv: what the exec of a restart runs again. */
 void handover_set_argv(char **argv);
 /* How this process started, for `show daemon` and the metrics. */
@@ -534,8 +552,6 @@ void failover_recover(bool handed_over);
 /* At the end: a clean stop removes the record, a restart keeps it. */
 void failover_stop(bool restarting);
 json_object *failover_json(void);	/* for `show daemon` */
-/* A recovery connection we opened is gone (done or failed): the next may start. */
-void failover_recovery_ended(void);
 /* The standby of a pair becomes the active one: the peer box's record, recovered. */
 int failover_takeover(json_object **out, char *err, size_t errlen);
 

@@ -224,7 +224,7 @@ static bool restart_requested(void)
 	char why[256] = "", err[256];
 	int rc;
 
-	if (handover_in_progress())
+	if (l2tpd.restarting)
 		return true;
 	rc = sd_restart_pending(why, sizeof(why));
 	if (rc == 0)
@@ -473,7 +473,7 @@ int main(int argc, char **argv)
 	if (usl_loop_run(l2tpd.loop) < 0)
 		log_warnx("event loop failed");
 	static_tunnels_stop();
-	failover_stop(handover_in_progress());
+	failover_stop(l2tpd.restarting);
 	ha_shutdown();
 	tunnel_free_all();
 	snmpagent_shutdown();

@@ -225,7 +225,7 @@ void pool_tunnel_down(struct tunnel *t, const struct l2tp_result *why)
 	 * Ours: the operator's delete, a reload, a shutdown, a restart; and a
 	 * tie break, where the peer only refused a second connection.
 	 */
-	if (t->closing || l2tpd.shutting_down || handover_in_progress() ||
+	if (t->closing || l2tpd.shutting_down || l2tpd.restarting ||
 	    (why != NULL && why->result == L2TP_STOPCCN_ALREADY_EXISTS))
 		return;
 	failure_text(t, why, m->last_failure, sizeof(m->last_failure));

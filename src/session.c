@@ -246,7 +246,7 @@ static enum ctl_status session_check_limits(const struct tunnel *t, char *err, s
 	const struct peer_profile *pp = t->peer_entry ? config_peer_by_name(l2tpd.conf,
 									   t->peer_entry) : NULL;
 
-	if (handover_in_progress()) {
+	if (l2tpd.restarting) {
 		snprintf(err, errlen, "daemon is restarting");
 		return CTL_E_SHUTTING_DOWN;
 	}

@@ -309,6 +309,7 @@ static struct sockaddr_storage rx_from[RX_BATCH];
 static uint8_t rx_cmsg[RX_BATCH][CMSG_SPACE(sizeof(struct in6_pktinfo))];
 static struct mmsghdr rx_msgs[RX_BATCH];
 static struct iovec rx_iov[RX_BATCH];
+static const struct transport_rx *rx_to;	/* where they go (tunnel.c) */
 
 static void rx_prepare(bool with_cmsg)
 {
@@ -423,7 +424,7 @@ static void listener_read(int fd, short what, void *arg)
 			l2tpd.stats.drops[L2TP_DROP_ZERO_CCID]++;
 			continue;
 		}
-		tunnel_input_listener(&rx);
+		rx_to->listener(&rx);
 	}
 }
 
@@ -757,6 +758,11 @@ void transport_listeners_configure(const struct l2tpd_config *c)
 				  sockaddr_ntop(&listeners[i].addr.sa), tp->name, why);
 }
 
+void transport_set_rx(const struct transport_rx *rx)
+{
+	rx_to = rx;
+}
+
 int transport_init(const struct l2tpd_config *c, char *err, size_t errlen)
 {
 	ip_mode_choose();
@@ -808,7 +814,7 @@ static void tunnel_sock_read(int fd, short what, void *arg)
 	for (int i = 0; i < n; i++) {
 		l2tpd.stats.rx_datagrams++;
 		/* the tunnel may go away while handling a message of the batch */
-		if (i > 0 && tunnel_find(id) != t)
+		if (i > 0 && rx_to->find(id) != t)
 			return;
 		if (rx_too_long(i, rx_msgs[i].msg_len))
 			continue;
@@ -818,10 +824,10 @@ static void tunnel_sock_read(int fd, short what, void *arg)
 			struct l2tp_rx rx = { -1, rx_buf[i], rx_msgs[i].msg_len,
 					      (struct sockaddr *)&rx_from[i],
 					      (struct sockaddr *)&local, t->encap };
-			tunnel_input_listener(&rx);
+			rx_to->listener(&rx);
 			continue;
 		}
-		tunnel_input(t, rx_buf[i], rx_msgs[i].msg_len, (struct sockaddr *)&rx_from[i]);
+		rx_to->tunnel(t, rx_buf[i], rx_msgs[i].msg_len, (struct sockaddr *)&rx_from[i]);
 	}
 }
 
@@ -1041,7 +1047,7 @@ int transport_tunnel_open(struct tunnel *t, char *err, size_t errlen)
 		return raw_tunnel_open(t, err, errlen);
 	fd = socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, proto);
 	/* out of descriptors: tunnels in the StopCCN hold give theirs up first */
-	while (fd < 0 && (errno == EMFILE || errno == ENFILE) && tunnel_reclaim_held_socket())
+	while (fd < 0 && (errno == EMFILE || errno == ENFILE) && rx_to->reclaim_socket())
 		fd = socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, proto);
 	if (fd < 0) {
 		snprintf(err, errlen, "%s socket: %s%s", t->encap == L2TP_ENCAP_IP ? "l2tp/ip" : "udp",

@@ -86,8 +86,16 @@ static uint32_t peer_ccid_hash(const struct sockaddr *addr, uint32_t peer_ccid)
 	return sockaddr_hash_addr(addr) ^ usl_hash_u32(peer_ccid);
 }
 
+static const struct transport_rx tunnel_rx = {
+	.listener = tunnel_input_listener,
+	.tunnel = tunnel_input,
+	.find = tunnel_find,
+	.reclaim_socket = tunnel_reclaim_held_socket,
+};
+
 int tunnel_init(void)
 {
+	transport_set_rx(&tunnel_rx);
 	if (usl_hash_init(&l2tpd.tunnels, 1024, tunnel_id_eq) < 0 ||
 	    usl_hash_init(&l2tpd.tunnels_by_peer, 1024, tunnel_peer_eq) < 0 ||
 	    usl_hash_init(&l2tpd.tunnels_by_name, 64, tunnel_name_eq) < 0)
@@ -130,7 +138,7 @@ static uint32_t tunnel_alloc_id(void)
 	/* a handed-over kernel tunnel nobody adopted holds its ID until the loop runs */
 	do
 		id = random_u32_nonzero();
-	while (tunnel_find(id) != NULL || handover_keeps_tunnel(id));
+	while (tunnel_find(id) != NULL || tunnel_id_kept(id));
 	return id;
 }
 
@@ -703,7 +711,7 @@ static void tunnel_recovery_gone(struct tunnel *rec)
 	struct tunnel *old = tunnel_find(rec->recovery_of);
 
 	if (l2tp_cc_is_initiator(rec->cc))
-		failover_recovery_ended();
+		event_publish(&(struct l2tpd_event){ .kind = EV_RECOVERY_ENDED, .t = rec });
 	if (old == NULL || old->recovered_by != rec->id)
 		return;
 	old->recovered_by = 0;
@@ -909,7 +917,7 @@ static enum ctl_status tunnel_check_limits(char *err, size_t errlen)
 		snprintf(err, errlen, "daemon is shutting down");
 		return CTL_E_SHUTTING_DOWN;
 	}
-	if (handover_in_progress()) {
+	if (l2tpd.restarting) {
 		snprintf(err, errlen, "daemon is restarting");
 		return CTL_E_SHUTTING_DOWN;
 	}
