@@ -365,6 +365,9 @@ static void identity(FILE *f)
 	fprintf(f, "l2tpv3d_start_time_seconds %lld\n", (long long)start_time(up_ms));
 	restarts(f);
 	redundancy(f);
+	family(f, "l2tpv3d_config_file_refused", "gauge",
+	       "1 while the configuration file is refused and the one a restart handed over runs.");
+	sample(f, "l2tpv3d_config_file_refused", l2tpd.conf_refused != NULL ? 1 : 0);
 	if (l2tpd.last_reload_at == 0)
 		return;
 	family(f, "l2tpv3d_last_reload_timestamp_seconds", "gauge",

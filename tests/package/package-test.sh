@@ -544,10 +544,10 @@ in_ct systemd-run -q --unit=pkgtest-v99 -p Type=notify -E L2TPV3D_HANDOVER=7,8 s
 log_test $? "the binary started with a state of version 99 (\$L2TPV3D_HANDOVER): READY=1"
 v99() { in_ct l2tpv3ctl -s /run/v99/v99.ctl -j show daemon; }
 wait_until 5 pid_logged "$(in_ct systemctl show -p MainPID --value pkgtest-v99.service)" \
-	"restart: the handed-over state is not used (state format version 99, this binary reads 1 to 2)"
-log_test $? "the journal: 'the handed-over state is not used (state format version 99, this binary reads 1 to 2)'"
+	"restart: the handed-over state is not used (state format version 99, this binary reads 1 to 3)"
+log_test $? "the journal: 'the handed-over state is not used (state format version 99, this binary reads 1 to 3)'"
 v99 | jq -e '.start | .start == "fell-back" and .via == "exec" and .fallbacks == 1 and
-	(.reason | test("state format version 99, this binary reads 1 to 2"))' >/dev/null
+	(.reason | test("state format version 99, this binary reads 1 to 3"))' >/dev/null
 log_test $? "show daemon: fell-back, the reason given ($(v99 | jq -c .start.reason))"
 [ "$(in_ct systemctl is-active pkgtest-v99.service)" = active ] && v99 | jq -e '.pid > 0' >/dev/null
 log_test $? "and it runs on as a fresh start (active, answering)"
