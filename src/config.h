@@ -329,4 +329,16 @@ int config_data_seq_parse(const char *s);
 /* Settings the parser accepts, NULL-terminated, "section.setting" (man page test). */
 extern const char *const config_known_settings[];
 
+/*
+ * config_carry.c: the configuration as text that stands on its own (what a
+ * restart hands to the next process): config_print() with every secret in
+ * it and a secret_file's content in place of its path.  malloc'd, *len
+ * bytes; NULL when out of memory.  Secrets are hidden from config_print()
+ * afterwards.
+ */
+char *config_carry_text(const struct l2tpd_config *c, size_t *len);
+/* Parses text as config_load() parses a file; name (if not NULL) becomes c->path. */
+struct l2tpd_config *config_load_text(const char *text, size_t len, const char *name,
+				      char *err, size_t errlen);
+
 #endif

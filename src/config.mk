@@ -38,3 +38,8 @@ tests_config_print_LDADD = usl/libusl.a $(LIBCONFIG_LIBS)
 TESTS += tests/config-golden.sh
 dist_noinst_SCRIPTS += tests/config-golden.sh
 EXTRA_DIST += tests/config etc/l2tpv3d.conf
+
+# The configuration a restart carries to the next process (text that stands
+# on its own: secrets and secret_file contents in it); config-print -c prints it.
+DAEMON_COMMON_SOURCES += src/config_carry.c
+tests_config_print_SOURCES += src/config_carry.c

@@ -902,6 +902,11 @@ static void h_show_daemon(struct ctl_conn *c, int64_t id, json_object *args)
 	json_object_object_add(o, "failover", failover_json());
 	json_object_object_add(o, "ha", ha_json());
 	json_add_str(o, "config", l2tpd.conf_path ? l2tpd.conf_path : "");
+	/* "previous": the file was refused at a restart; the previous process's configuration runs */
+	json_add_str(o, "config_source", l2tpd.conf_refused != NULL ? "previous" :
+		     l2tpd.conf_path != NULL ? "file" : "defaults");
+	if (l2tpd.conf_refused != NULL)
+		json_add_str(o, "config_refused", l2tpd.conf_refused);
 	json_add_int(o, "tunnels", l2tpd.n_tunnels);
 	json_add_int(o, "tunnels_established", l2tpd.n_tunnels_up);
 	json_add_int(o, "sessions", l2tpd.n_sessions);

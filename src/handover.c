@@ -30,12 +30,19 @@
  *   "l2tpv3d" 0x01 | u32 version | u32 descriptors | u64 body length |
  *   body | u32 CRC-32 of all before it
  *   body: u64 generation | u64 daemon start (monotonic ns) |
- *         u64 when the restart began, u64 when the state was saved (monotonic ns) | counters |
+ *         u64 when the restart began, u64 when the state was saved (monotonic ns) |
+ *         blob configuration (version 3 on: config_carry_text() of the one
+ *         running) | counters |
  *         u32 tunnels | per tunnel: u32 descriptor index (~0: none) |
  *         u32 tunnel id | blob record (tunnel_save)
  * A state of another version, a bad checksum or a descriptor count that
  * does not match is refused whole: the start is then a fresh one (the
  * kernel tunnels of the previous run are deleted, static ones made again).
+ *
+ * The configuration rides along for one case: the next process refuses
+ * the file (a typo, a setting the new binary does not know) and, rather
+ * than exit and take every tunnel with it, runs what the previous process
+ * ran (handover_previous_config()), until a reload applies the file.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -61,7 +68,8 @@
 #include "usl/pack.h"
 
 #define HANDOVER_MAGIC		"l2tpv3d\x01"
-#define HANDOVER_VERSION	2	/* 2: the peer's Failover Capability (RFC 4951) */
+#define HANDOVER_VERSION	3	/* 2: the peer's Failover Capability (RFC 4951); 3: the configuration */
+#define HANDOVER_VERSION_CONFIG	3	/* the first that carries the configuration */
 #define HANDOVER_VERSION_MIN	1
 #define HANDOVER_HDR_LEN	24
 #define HANDOVER_ENV		"L2TPV3D_HANDOVER"
@@ -94,9 +102,13 @@ static struct {
 	int64_t settle_ms, resume_ms, total_ms;
 	size_t state_bytes;
 	usl_time began, saved;
+	usl_time started;		/* the daemon's start, carried over */
+	bool read;			/* what was handed over is read (handover_read()) */
 	/* what was handed over, until adopted */
 	uint8_t *state;
 	size_t state_len;
+	const uint8_t *config;		/* in state: the previous process's configuration */
+	size_t config_len;
 	struct handed *handed;
 	unsigned n_handed;
 	int *fds;
@@ -157,13 +169,17 @@ static void restore_counters(struct usl_unpack *r)
 static int save_state(struct usl_pack *w, int **fds, unsigned *n_fds, unsigned *n_sessions)
 {
 	struct usl_rb_node *node;
-	size_t hdr, count_at, off;
+	size_t hdr, count_at, off, conf_len;
 	uint32_t n = 0, crc;
+	char *conf;
 
 	*fds = calloc(l2tpd.n_tunnels ? l2tpd.n_tunnels : 1, sizeof(**fds));
 	*n_fds = 0;
 	*n_sessions = 0;
 	if (*fds == NULL)
+		return -1;
+	conf = config_carry_text(l2tpd.conf, &conf_len);
+	if (conf == NULL)
 		return -1;
 	usl_pack_bytes(w, HANDOVER_MAGIC, 8);
 	usl_pack_u32(w, HANDOVER_VERSION);
@@ -172,6 +188,9 @@ static int save_state(struct usl_pack *w, int **fds, unsigned *n_fds, unsigned *
 	usl_pack_u64(w, (uint64_t)l2tpd.started.ns);
 	usl_pack_u64(w, (uint64_t)ho.began.ns);
 	usl_pack_u64(w, (uint64_t)usl_timerset_now(l2tpd.timers).ns);
+	usl_pack_blob(w, conf, conf_len);
+	explicit_bzero(conf, conf_len);
+	free(conf);
 	save_counters(w);
 	count_at = usl_pack_reserve(w, 4);
 	for (node = usl_rb_first(&l2tpd.tunnel_order); node != NULL; node = usl_rb_next(node)) {
@@ -508,10 +527,14 @@ static void handed_free(bool keep_ids)
 			close(ho.fds[i]);
 	free(ho.fds);
 	free(ho.handed);
+	if (ho.state != NULL)
+		explicit_bzero(ho.state, ho.state_len);	/* the configuration's secrets */
 	free(ho.state);
 	ho.fds = NULL;
 	ho.handed = NULL;
 	ho.state = NULL;
+	ho.config = NULL;
+	ho.config_len = 0;
 	ho.n_fds = 0;
 	if (keep_ids) {
 		free(ho.keep);
@@ -642,9 +665,11 @@ static int index_body(struct usl_unpack *r)
 	uint32_t n;
 
 	ho.generation = usl_unpack_u64(r);
-	l2tpd.started = usl_time_ns((int64_t)usl_unpack_u64(r));
+	ho.started = usl_time_ns((int64_t)usl_unpack_u64(r));
 	ho.began = usl_time_ns((int64_t)usl_unpack_u64(r));
 	ho.saved = usl_time_ns((int64_t)usl_unpack_u64(r));
+	if (ho.version >= HANDOVER_VERSION_CONFIG)
+		ho.config = usl_unpack_blob(r, &ho.config_len);
 	restore_counters(r);
 	n = usl_unpack_u32(r);
 	if (r->bad || n > usl_unpack_left(r) / 12)
@@ -701,7 +726,8 @@ static const char *check_container(const uint8_t *p, size_t len, uint32_t *n_fds
 	return NULL;
 }
 
-void handover_load(void)
+/* Takes and checks what was handed over, once (a refused file has it read early). */
+static void handover_read(void)
 {
 	int state_fd, bundle_fd;
 	uint32_t n_fds;
@@ -710,7 +736,17 @@ void handover_load(void)
 	const char *bad;
 	char why[256];
 
-	if (readlink("/proc/self/exe", ho.exe, sizeof(ho.exe) - 1) < 0)
+	if (ho.read)
+		return;
+	ho.read = true;
+	/*
+	 * Tests point a restart elsewhere: a stand-in for systemd, which
+	 * restarts without checking the file and passes the descriptors as
+	 * $LISTEN_FDS (tests/integration/handover-badconf.sh).
+	 */
+	if (getenv("L2TPV3D_RESTART_EXEC") != NULL && getenv("L2TPV3D_RESTART_EXEC")[0])
+		snprintf(ho.exe, sizeof(ho.exe), "%s", getenv("L2TPV3D_RESTART_EXEC"));
+	else if (readlink("/proc/self/exe", ho.exe, sizeof(ho.exe) - 1) < 0)
 		ho.exe[0] = '\0';
 	if (!find_descriptors(&state_fd, &bundle_fd))
 		return;
@@ -743,6 +779,37 @@ void handover_load(void)
 		return;
 	}
 	ho.start = START_ADOPTED;
+}
+
+void handover_load(void)
+{
+	handover_read();
+	if (ho.start == START_ADOPTED)
+		l2tpd.started = ho.started;	/* uptime goes on */
+}
+
+struct l2tpd_config *handover_previous_config(const char *path, const char *file_err)
+{
+	struct l2tpd_config *c;
+	char err[512];
+
+	handover_read();
+	if (ho.start != START_ADOPTED)
+		return NULL;	/* a fresh start, or a refused state: said already */
+	if (ho.version < HANDOVER_VERSION_CONFIG || ho.config == NULL) {
+		log_warnx("restart: the handed-over state (format version %u) holds no "
+			  "configuration to run instead of the refused file", ho.version);
+		return NULL;
+	}
+	c = config_load_text((const char *)ho.config, ho.config_len, path, err, sizeof(err));
+	if (c == NULL) {
+		log_warnx("restart: the previous process's configuration is refused too: %s", err);
+		return NULL;
+	}
+	log_at(LOG_LVL_ERR, "configuration file %s refused: %s; running the configuration the "
+	       "previous process ran (handed over with its tunnels) until a reload applies the "
+	       "file", path ? path : "(none)", file_err);
+	return c;
 }
 
 void handover_adopt(void)

@@ -199,6 +199,13 @@ struct session {
 struct l2tpd {
 	struct l2tpd_config *conf;
 	const char *conf_path;
+	/*
+	 * Why the file was refused when this process runs the configuration
+	 * the previous one handed over instead (handover_previous_config());
+	 * NULL when it runs the file (or the defaults).  A reload that applies
+	 * the file clears it.
+	 */
+	char *conf_refused;
 	struct usl_loop *loop;
 	struct usl_timerset *timers;
 	const struct dp_ops *dp;
@@ -522,6 +529,14 @@ enum handover_how {
  * (the reason is logged once and shown by `show daemon`).
  */
 void handover_load(void);
+/*
+ * The file (path) was refused with file_err at a start: when a previous
+ * process handed its tunnels over with its configuration (state format 3
+ * on), that configuration, parsed, the refusal logged as an error;
+ * otherwise NULL (a fresh start, a refused state, an older one without the
+ * configuration), and the start fails on the file as it would have.
+ */
+struct l2tpd_config *handover_previous_config(const char *path, const char *file_err);
 /* After the modules: makes the handed-over tunnels and sessions again. */
 void handover_adopt(void);
 /*

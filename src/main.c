@@ -276,6 +276,14 @@ static int l2tpd_reload_apply(json_object **summary, char *err, size_t errlen)
 	} else if (path_trusted("configuration", opt.config, err, errlen) < 0 ||
 		   (c = config_load(opt.config, err, errlen)) == NULL) {
 		log_warnx("reload: %s; keeping the running configuration", err);
+		if (l2tpd.conf_refused != NULL) {	/* what the file says now */
+			char *why = strdup(err);
+
+			if (why != NULL) {
+				free(l2tpd.conf_refused);
+				l2tpd.conf_refused = why;
+			}
+		}
 		svc_notifyf("READY=1");
 		return -1;
 	}
@@ -288,6 +296,12 @@ static int l2tpd_reload_apply(json_object **summary, char *err, size_t errlen)
 		config_free(c);
 		svc_notifyf("READY=1");
 		return -1;
+	}
+	if (l2tpd.conf_refused != NULL) {
+		log_info("reload: %s applied: the previous process's configuration no longer runs",
+			 opt.config);
+		free(l2tpd.conf_refused);
+		l2tpd.conf_refused = NULL;
 	}
 	log_set_level(opt.debug ? LOG_LVL_DEBUG : parse_level(l2tpd.conf->log_level));
 	svc_notifyf("READY=1");
@@ -417,12 +431,18 @@ int main(int argc, char **argv)
 {
 	struct l2tpd_config *c;
 	char err[512] = "";
+	/* read before the handover's descriptors are taken (which unsets it) */
+	bool handed_by_exec = getenv("L2TPV3D_HANDOVER") != NULL;
 
 	parse_options(argc, argv);
 	c = load_config(err, sizeof(err));
 	if (opt.check_only)
 		return check_config(c, err);
 	log_init("l2tpv3d", opt.debug ? LOG_LVL_DEBUG : LOG_LVL_INFO, true);
+	/* a restart is not stopped by a refused file: the tunnels' configuration runs on */
+	if (c == NULL && (c = handover_previous_config(opt.config, err)) != NULL &&
+	    (l2tpd.conf_refused = strdup(err)) == NULL)
+		fatal("strdup");
 	if (c == NULL)
 		fatalx_status(EX_CONFIG, "%s", err);
 	apply_overrides(c);
@@ -432,7 +452,7 @@ int main(int argc, char **argv)
 	l2tpd.conf_path = opt.config;
 	handover_set_argv(argv);
 	/* a handed-over process is the same daemon: it daemonised already */
-	if (!opt.foreground && getenv("L2TPV3D_HANDOVER") == NULL) {
+	if (!opt.foreground && !handed_by_exec) {
 		daemonize();
 		log_init("l2tpv3d", opt.debug ? LOG_LVL_DEBUG : parse_level(c->log_level), false);
 	}
@@ -468,8 +488,9 @@ int main(int argc, char **argv)
 	log_info("started: version %s, event loop %s, data plane %s, router id %s, control %s",
 		 PACKAGE_VERSION, usl_loop_backend(l2tpd.loop), l2tpd.dp->name,
 		 router_id_str(l2tpd.router_id), c->ctl_socket);
-	svc_notifyf("READY=1\nSTATUS=event loop %s, data plane %s", usl_loop_backend(l2tpd.loop),
-		   l2tpd.dp->name);
+	svc_notifyf("READY=1\nSTATUS=event loop %s, data plane %s%s", usl_loop_backend(l2tpd.loop),
+		   l2tpd.dp->name, l2tpd.conf_refused != NULL ? "; configuration file refused: "
+		   "running the previous process's configuration" : "");
 	if (usl_loop_run(l2tpd.loop) < 0)
 		log_warnx("event loop failed");
 	static_tunnels_stop();
@@ -486,6 +507,7 @@ int main(int argc, char **argv)
 		usl_sig_del(signals[i]);
 	usl_loop_free(l2tpd.loop);
 	config_free(l2tpd.conf);
+	free(l2tpd.conf_refused);
 	log_info("stopped");
 	return l2tpd.exit_code;
 }

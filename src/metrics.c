@@ -395,6 +395,9 @@ static void identity(FILE *f)
 	restarts(f);
 	redundancy(f);
 	loop_stalls(f);
+	family(f, "l2tpv3d_config_file_refused", "gauge",
+	       "1 while the configuration file is refused and the one a restart handed over runs.");
+	sample(f, "l2tpv3d_config_file_refused", l2tpd.conf_refused != NULL ? 1 : 0);
 	if (l2tpd.last_reload_at == 0)
 		return;
 	family(f, "l2tpv3d_last_reload_timestamp_seconds", "gauge",

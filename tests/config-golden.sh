@@ -8,7 +8,9 @@
 #
 # In .expected files @HOSTNAME@ and @RUNSTATEDIR@ stand for this host's name
 # and the build's runstatedir (both appear only through defaults).  Every
-# accepted file must also print to a fixed point (print, load, print again).
+# accepted file must also print to a fixed point (print, load, print again),
+# and what a restart carries of it (config-print -c: secrets in, no file
+# needed) must load to the same configuration and carry to itself again.
 # etc/l2tpv3d.conf is checked the same way (example.expected), and again
 # with its commented LNS example ("#+ " lines; example-lns.expected) and LAC
 # example ("#~ " lines and the "#+ " profile; example-lac.expected) enabled,
@@ -103,6 +105,22 @@ golden() {
 		cat "$tmp/again" >>"$tmp/diff"
 		log_test "$name: print -> load -> print" 1 "$tmp/diff"
 	fi
+	carried "$dir" "$conf" "$name"
+}
+
+# carried DIR FILE.conf NAME: the text a restart carries loads (from
+# elsewhere: nothing of DIR is needed) to the configuration FILE makes, and
+# carries to the same text again.
+carried() {
+	(cd "$1" && "$prog" -c "$2") >"$tmp/carried.conf" 2>"$tmp/carried.err" &&
+		(cd "$1" && "$prog" "$2") >"$tmp/want" &&
+		(cd / && "$prog" "$tmp/carried.conf") >"$tmp/got" 2>>"$tmp/carried.err" &&
+		diff -u "$tmp/want" "$tmp/got" >"$tmp/diff" 2>&1 &&
+		(cd / && "$prog" -c "$tmp/carried.conf") >"$tmp/carried2.conf" 2>>"$tmp/carried.err" &&
+		diff -u "$tmp/carried.conf" "$tmp/carried2.conf" >>"$tmp/diff" 2>&1
+	rc=$?
+	cat "$tmp/carried.err" >>"$tmp/diff"
+	log_test "$3: carried -> load: the same; carried again: the same" $rc "$tmp/diff"
 }
 
 for conf in "$srcdir"/tests/config/*.conf; do
@@ -126,6 +144,48 @@ sed -e '/^tunnels = ($/,/^);$/d' -e '/^tunnel_profiles = ($/,/^);$/s/^#+ //' \
 	-e 's/^#~ //' -e "$set_secret" "$srcdir/etc/l2tpv3d.conf" >"$tmp/lac/l2tpv3d.conf"
 golden "$tmp/lac" l2tpv3d.conf "$srcdir/tests/config/example-lac.expected" no
 golden "$tmp/nosecret" l2tpv3d.conf "$srcdir/tests/config/example-nosecret.expected" yes
+
+# What a restart carries holds every secret, a secret_file's content in
+# place of its path, and include_dir's files merged: it loads with the
+# secret files and the directory gone, to the same configuration (the
+# secret_file settings aside) and with the same secrets.
+mkdir "$tmp/sf" "$tmp/sf/conf.d"
+printf 'global-from-file\n' >"$tmp/sf/g.key"
+printf 'profile-from-file' >"$tmp/sf/t.key"
+printf 'peer-from-file\n' >"$tmp/sf/p.key"
+chmod 600 "$tmp/sf/g.key" "$tmp/sf/t.key" "$tmp/sf/p.key"
+cat >"$tmp/sf/l2tpv3d.conf" <<'CONF'
+global = { secret_file = "g.key"; include_dir = "conf.d"; ha_listen = "127.0.0.1:1799";
+           ha_secret = "a-pair-secret-of-16+"; };
+tunnel_profiles = ( { name = "default"; digest = "md5"; },
+                    { name = "tp"; secret_file = "t.key"; hide_avps = true; } );
+peers = ( { name = "p"; match = "192.0.2.0/24"; accept = true; secret_file = "p.key"; } );
+peer_default = { accept = true; secret = "inline \"quoted\" secret"; };
+CONF
+cat >"$tmp/sf/conf.d/cust.conf" <<'CONF'
+peers = ( { name = "inc"; match = "198.51.100.0/24"; accept = true; tunnel_profile = "tp";
+            secret_file = "p.key"; } );
+tunnels = ( { name = "inc-t"; peer = "198.51.100.7"; profile = "tp";
+              sessions = ( { name = "inc-s"; remote_end_id = "inc-s"; } ); } );
+CONF
+(cd "$tmp/sf" && "$prog" -c l2tpv3d.conf) >"$tmp/sf.carried" 2>&1 &&
+	(cd "$tmp/sf" && "$prog" l2tpv3d.conf) >"$tmp/sf.want" 2>&1
+rc=$?
+rm -r "$tmp/sf"
+[ $rc -eq 0 ] &&
+	[ "$(grep -c 'secret = "global-from-file";' "$tmp/sf.carried")" = 1 ] &&
+	[ "$(grep -c 'secret = "profile-from-file";' "$tmp/sf.carried")" = 1 ] &&
+	[ "$(grep -c 'secret = "peer-from-file";' "$tmp/sf.carried")" = 2 ] &&
+	grep -q 'secret = "inline \\"quoted\\" secret";' "$tmp/sf.carried" &&
+	grep -q 'ha_secret = "a-pair-secret-of-16+";' "$tmp/sf.carried" &&
+	! grep -q 'secret_file = "[^"]' "$tmp/sf.carried" &&
+	grep -q 'name = "inc-t";' "$tmp/sf.carried" && grep -q 'include_dir = "";' "$tmp/sf.carried" &&
+	"$prog" "$tmp/sf.carried" >"$tmp/sf.got" 2>&1 &&
+	grep -vE '^ *(secret|secret_file) = ' "$tmp/sf.want" >"$tmp/sf.want2" &&
+	grep -vE '^ *(secret|secret_file) = ' "$tmp/sf.got" >"$tmp/sf.got2" &&
+	diff -u "$tmp/sf.want2" "$tmp/sf.got2" >"$tmp/diff" 2>&1 &&
+	"$prog" -c "$tmp/sf.carried" | diff -u "$tmp/sf.carried" - >>"$tmp/diff" 2>&1
+log_test "carried: secrets and secret files in, include_dir merged, no file needed" $? "$tmp/diff"
 
 # -nv masks secrets (its output lands in tickets); --show-secrets prints them
 D=${top_builddir:+$top_builddir/src/l2tpv3d}

@@ -6,6 +6,9 @@
  *	config-print FILE	normalised config on stdout, exit 0;
  *				the error on stderr, exit 1
  *	config-print -d		the built-in defaults
+ *	config-print -c FILE	what a restart carries to the next process
+ *				(config_carry_text(): secrets and secret_file
+ *				contents in it), exit 0; the error as above
  *	config-print -V NAME	a build/host value the golden files leave
  *				out: hostname, runstatedir; snmp: yes when
  *				built with it (snmp.enabled = true is
@@ -23,7 +26,7 @@
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: config-print FILE | -d | -V hostname|runstatedir|snmp\n");
+	fprintf(stderr, "usage: config-print FILE | -c FILE | -d | -V hostname|runstatedir|snmp\n");
 	return 2;
 }
 
@@ -53,6 +56,22 @@ int main(int argc, char **argv)
 		printf("%s\n", c->hostname);
 		config_free(c);
 		return 0;
+	}
+	if (argc == 3 && strcmp(argv[1], "-c") == 0) {
+		size_t len;
+		char *text;
+
+		c = config_load(argv[2], err, sizeof(err));
+		if (!c) {
+			fprintf(stderr, "%s\n", err);
+			return 1;
+		}
+		text = config_carry_text(c, &len);
+		config_free(c);
+		if (!text || fwrite(text, 1, len, stdout) != len)
+			return 1;
+		free(text);
+		return fflush(stdout) == 0 ? 0 : 1;
 	}
 	if (argc != 2)
 		return usage();

@@ -48,6 +48,7 @@ INTEGRATION_TESTS = \
 	tests/integration/refusal-auth.sh \
 	tests/integration/forgotten-ccid.sh \
 	tests/integration/handover.sh \
+	tests/integration/handover-badconf.sh \
 	tests/integration/failover.sh \
 	tests/integration/failover-auth.sh \
 	tests/integration/ha-pair.sh \

@@ -177,7 +177,7 @@ ip netns exec "$NSA" env L2TPV3D_HANDOVER=7,8 "$D" -F -f "$W/a.conf" 7<"$W/v99.s
 echo $! > "$W/a.pid"
 wait_until 20 ctl a show daemon >/dev/null &&
 	ctlj a show daemon | jq -e '.start.start == "fell-back" and
-		(.start.reason | test("state format version 99, this binary reads 1 to 2"))' >/dev/null &&
+		(.start.reason | test("state format version 99, this binary reads 1 to 3"))' >/dev/null &&
 	grep -q "restart: the handed-over state is not used (state format version 99" "$W/a.log" &&
 	ctl a metrics | grep -qx 'l2tpv3d_start_info{kind="fell-back"} 1'
 log_test $? "a state of another version: refused, the start a fresh one, the reason logged and shown"

@@ -17,9 +17,10 @@
 # a second daemon (a LAC, started with systemd-run) bringing up a tunnel and a
 # session to it, systemctl reload (good and bad file), a crash and the
 # automatic restart, then with 5 tunnels of 2 sessions from the LAC:
-# systemctl restart and an upgrade (dpkg -i of the same .deb repacked as a
-# newer version), each a handover through systemd's file descriptor store
-# that the LAC must not notice (show daemon, the journal, the store emptied,
+# systemctl restart, an upgrade (dpkg -i of the same .deb repacked as a
+# newer version) and a systemctl restart with a file the new process refuses
+# (it runs the previous configuration), each a handover through systemd's
+# file descriptor store that the LAC must not notice (show daemon, the journal, the store emptied,
 # both sides' tunnel and session lists unchanged, no StopCCN or CDN in the
 # LAC's counters); systemctl stop (StopCCN to the LAC: a stop is not taken
 # for a restart), a state of another version handed to the binary (refused,
@@ -506,6 +507,27 @@ handed_over "dpkg -i --force-confold /debs/upgrade.deb"
 log_test $? "after the upgrade dpkg-query says $(in_ct dpkg-query -W -f '${Version}' l2tpv3d), the PID changed ($PID -> $(prop MainPID))"
 PID=$(prop MainPID)
 
+# ---- a restart with a file the new process refuses: the tunnels stay ----------------------
+# (no l2tpv3d -n first: systemd checks nothing) the new process runs the
+# configuration the previous one ran, says so, and a reload of the fixed file ends it
+CONF=/etc/l2tpv3d/l2tpv3d.conf
+in_ct cp "$CONF" /run/good.conf &&
+	in_ct sed -i 's/^global = {$/global = { no_such_setting = 1;/' "$CONF" &&
+	! in_ct l2tpv3d -n -f "$CONF" >/dev/null 2>&1
+log_test $? "$CONF broken: an unknown setting (l2tpv3d -n refuses it)"
+handed_over "systemctl restart l2tpv3d.service"
+ctlj show daemon | jq -e --arg f "$CONF" '.config_source == "previous" and
+	(.config_refused | startswith($f + ":") and test("no_such_setting"))' >/dev/null &&
+	ctl metrics | grep -qx 'l2tpv3d_config_file_refused 1' &&
+	journal -u l2tpv3d.service -p err | grep -c "configuration file $CONF refused: .*no_such_setting" >/dev/null &&
+	[ "$(prop ActiveState)" = active ]
+log_test $? "the refused file: show daemon config_source previous, the metric 1, the journal at err; the unit active"
+in_ct cp /run/good.conf "$CONF" && in_ct systemctl reload l2tpv3d.service &&
+	ctlj show daemon | jq -e '.config_source == "file" and (has("config_refused") | not)' >/dev/null &&
+	ctl metrics | grep -qx 'l2tpv3d_config_file_refused 0' && lns_all_up
+log_test $? "the file fixed, systemctl reload: config_source file, the metric 0, 5 tunnels and 10 sessions on"
+PID=$(prop MainPID)
+
 # ---- stop -------------------------------------------------------------------------------
 LAC_PID=$(in_ct systemctl show -p MainPID --value pkgtest-lac.service)
 # the LAC's tunnels closed by a StopCCN: its peer's result code 6
@@ -544,10 +566,10 @@ in_ct systemd-run -q --unit=pkgtest-v99 -p Type=notify -E L2TPV3D_HANDOVER=7,8 s
 log_test $? "the binary started with a state of version 99 (\$L2TPV3D_HANDOVER): READY=1"
 v99() { in_ct l2tpv3ctl -s /run/v99/v99.ctl -j show daemon; }
 wait_until 5 pid_logged "$(in_ct systemctl show -p MainPID --value pkgtest-v99.service)" \
-	"restart: the handed-over state is not used (state format version 99, this binary reads 1 to 2)"
-log_test $? "the journal: 'the handed-over state is not used (state format version 99, this binary reads 1 to 2)'"
+	"restart: the handed-over state is not used (state format version 99, this binary reads 1 to 3)"
+log_test $? "the journal: 'the handed-over state is not used (state format version 99, this binary reads 1 to 3)'"
 v99 | jq -e '.start | .start == "fell-back" and .via == "exec" and .fallbacks == 1 and
-	(.reason | test("state format version 99, this binary reads 1 to 2"))' >/dev/null
+	(.reason | test("state format version 99, this binary reads 1 to 3"))' >/dev/null
 log_test $? "show daemon: fell-back, the reason given ($(v99 | jq -c .start.reason))"
 [ "$(in_ct systemctl is-active pkgtest-v99.service)" = active ] && v99 | jq -e '.pid > 0' >/dev/null
 log_test $? "and it runs on as a fresh start (active, answering)"
