@@ -58,6 +58,19 @@ def scrape(port, method, path, bodyfile=None):
     print(json.dumps({"status": status, "headers": headers, "body_bytes": len(body),
                       "body": body[:120].decode("latin-1")}))
 
+def held_until_closed(held, out, t0):
+    """Waits for the server to close every one of held, reports when, and holds on."""
+    while held:
+        for s in select.select(held, [], [], 1)[0]:
+            try:
+                d = s.recv(4096)
+            except ConnectionResetError:
+                d = b""
+            if not d:
+                held.remove(s)
+    report(out, "closed %.1f" % (time.monotonic() - t0))
+    time.sleep(3600)
+
 def hold(port, n, out):
     """Opens n connections and sends nothing.  Reports how many the server
     closed at once (within 5 s; nofd: how many said "descriptors"), then how
@@ -81,16 +94,7 @@ def hold(port, n, out):
         except ConnectionResetError:
             refused += 1
     report(out, "refused %d nofd %d held %d" % (refused, nofd, len(held)))
-    while held:
-        for s in select.select(held, [], [], 1)[0]:
-            try:
-                d = s.recv(4096)
-            except ConnectionResetError:
-                d = b""
-            if not d:
-                held.remove(s)
-    report(out, "closed %.1f" % (time.monotonic() - t0))
-    time.sleep(3600)
+    held_until_closed(held, out, t0)
 
 def get(port):
     """A scrape: its status and the clients it counts (-1: not in it)."""
@@ -139,16 +143,7 @@ def cap(port, n, extra, out):
     status, _ = get(port)
     report(out, "beside %d counted %d held %d refused %d scrape %d elapsed %.1f" %
            (beside, counted, len(held), refused, status, time.monotonic() - t0))
-    while held:
-        for s in select.select(held, [], [], 1)[0]:
-            try:
-                d = s.recv(4096)
-            except ConnectionResetError:
-                d = b""
-            if not d:
-                held.remove(s)
-    report(out, "closed %.1f" % (time.monotonic() - t0))
-    time.sleep(3600)
+    held_until_closed(held, out, t0)
 
 def dribble(port, out):
     """A request whose headers never end: one byte a second, for up to 30 s."""
