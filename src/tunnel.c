@@ -566,6 +566,12 @@ static void tunnel_log_down(const struct tunnel *t, const struct l2tp_result *wh
 	enum log_level lvl = tunnel_down_is_outage(t, why) ? LOG_LVL_WARN : LOG_LVL_INFO;
 	char label[CFG_NAME_MAX + 16];
 
+	if (t->recovery_of != 0) {
+		/* RFC 4951: it ends once it has reset the old one; the old one says how that went */
+		log_info("tunnel %u: the recovery connection for tunnel %u from %s closed",
+			 t->id, t->recovery_of, sockaddr_ntop(&t->remote.sa));
+		return;
+	}
 	if (t->origin == ORIGIN_PEER && !t->up) {
 		tunnel_log_half_open_failed(t, why);
 		return;

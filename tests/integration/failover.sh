@@ -121,6 +121,9 @@ for victim in b a; do
 	log_test $? "no tunnel nor session was re-created: IDs on both sides are what they were"
 	[ "$(( $(stat_of $survivor failover_recovered) - rec0 ))" = "$N" ]
 	log_test $? "$survivor reset $N control channels through recovery connections"
+	grep -q "the recovery connection for tunnel [0-9]* from .* closed" "$W/$survivor.log" &&
+		! grep -q "half-open connection from .*recovered" "$W/$survivor.log"
+	log_test $? "$survivor logs its recovery connections' end as such, not as failed half-open connections"
 	[ "$(tx_of $survivor StopCCN)" = "$stop0" ] && [ "$(tx_of $survivor CDN)" = "$cdn0" ]
 	log_test $? "$survivor sent no StopCCN and no CDN"
 
