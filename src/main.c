@@ -53,6 +53,22 @@ static void log_flush(struct usl_timer *t)
 	usl_timer_arm(l2tpd.timers, t, usl_time_s(LOG_FLUSH_S));
 }
 
+/* The version, and what this build can do that another build may not. */
+static void print_version(void)
+{
+	printf("l2tpv3d %s\n", PACKAGE_VERSION);
+#ifdef HAVE_SNMP
+	printf("snmp: AgentX subagent (snmp.enabled)\n");
+#else
+	printf("snmp: not built in (configure --with-snmp)\n");
+#endif
+#ifdef HAVE_LIBSYSTEMD
+	printf("systemd: restart through the file descriptor store (libsystemd)\n");
+#else
+	printf("systemd: readiness only; restart with l2tpv3ctl restart (no libsystemd)\n");
+#endif
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -66,7 +82,7 @@ static void usage(FILE *f)
 		"  -n, --check           check the configuration file and exit\n"
 		"  -v, --verbose         with -n: print the normalised configuration\n"
 		"      --show-secrets    with -nv: print secrets instead of ********\n"
-		"  -V, --version         print the version and exit\n"
+		"  -V, --version         print the version and what this build has, and exit\n"
 		"      --list-settings   print every configuration setting and exit\n", DEFAULT_CONFIG);
 }
 
@@ -108,7 +124,7 @@ static void parse_options(int argc, char **argv)
 		case 'n': opt.check_only = true; break;
 		case 'v': opt.verbose = true; break;
 		case 'h': usage(stdout); exit(0);
-		case 'V': printf("l2tpv3d %s\n", PACKAGE_VERSION); exit(0);
+		case 'V': print_version(); exit(0);
 		case 'L': list_settings(); exit(0);
 		case 'S': config_print_secrets(true); break;
 		default: usage(stderr); exit(2);

@@ -23,6 +23,8 @@ if command -v smilint >/dev/null; then
 fi
 
 # --- no master at start ----------------------------------------------------
+"$D" --version | grep -qx "snmp: AgentX subagent (snmp.enabled)"
+log_test $? "l2tpv3d --version says this build has the SNMP subagent"
 write_conf a $A_ADDR true true
 write_conf b $B_ADDR false true
 start a && start b
