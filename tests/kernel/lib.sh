@@ -81,10 +81,10 @@ ctl() { local name=$1; shift; "$C" -s "$W/$name.ctl" "$@"; }
 ctlj() { local name=$1; shift; "$C" -s "$W/$name.ctl" -j "$@"; }
 
 # stop NAME SIGNAL: signals the daemon and waits until it is gone
-stop() {
+stop() {	# stop NAME SIGNAL [SECONDS: how long it may take to exit, default 20]
 	local pid; pid=$(pid_of "$1")
 	kill -"$2" "$pid" 2>/dev/null
-	wait_until 20 sh -c "! kill -0 $pid 2>/dev/null"
+	wait_until "${3:-20}" sh -c "! kill -0 $pid 2>/dev/null"
 }
 
 count_tunnels() {

@@ -228,8 +228,10 @@ ip -n "$NSB" l2tp del session tunnel_id "$T3B" session_id "$S3B" &&
 log_test $? "an adopted kernel session deleted by hand on B ($S3B): B notices, its session is cleared on both sides"
 
 # --- the usual stop still cleans up ------------------------------------------------
-stop a TERM && stop b TERM &&
-	wait_until 20 expect_count 0 k_tunnels "$NSA" && wait_until 20 expect_count 0 k_tunnels "$NSB" &&
+# (deleting each pseudowire takes the emulated kernel a while: the deadline grows with them)
+STOP_S=$((20 + NS / 5))
+stop a TERM $STOP_S && stop b TERM $STOP_S &&
+	wait_until $STOP_S expect_count 0 k_tunnels "$NSA" && wait_until $STOP_S expect_count 0 k_tunnels "$NSB" &&
 	no_l2tpeth "$NSA" && no_l2tpeth "$NSB" && [ -z "$(state_file a)" ] && [ -z "$(state_file b)" ]
 log_test $? "both daemons stop: every kernel tunnel and l2tpeth is deleted, the state files removed"
 
