@@ -67,12 +67,15 @@ CONF
 listen_both() { sed -i "s|listen = \[\"$2\"\]|listen = [\"$2\", \"$3\"]|" "$W/$1.conf"; }
 
 # start NAME NS [daemon args...]: starts l2tpv3d and waits for its control socket
+# How long a daemon may take to answer after its start: a second on a quiet
+# host, far more under emulation beside a loaded one (a wait on a condition).
+START_S=${START_S:-60}
 start() {
 	local name=$1 ns=$2; shift 2
 	ip netns exec "$ns" "$D" -F -f "$W/$name.conf" "$@" >>"$W/$name.log" 2>&1 &
 	echo $! > "$W/$name.pid"
 	disown $!	# killed in kt_cleanup: no "Killed" job message
-	wait_until 10 "$C" -s "$W/$name.ctl" show daemon ||
+	wait_until "$START_S" "$C" -s "$W/$name.ctl" show daemon ||
 		{ echo "$name did not start"; tail "$W/$name.log"; return 1; }
 }
 
