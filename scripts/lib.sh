@@ -4,9 +4,12 @@
 # Prints to stderr and exits.
 die() { echo "${0##*/}: $*" >&2; exit 1; }
 
-# wait_until TIMEOUT_S CMD...: polls CMD every 50 ms until it succeeds.
+# wait_until TIMEOUT_S CMD...: polls CMD every 50 ms until it succeeds, for
+# at most TIMEOUT_S times $DEADLINE_SCALE seconds (the kernel tests, in an
+# emulated guest, scale every deadline; a wait on a condition costs nothing
+# more when it is met).
 wait_until() {
-	local deadline=$(( $(date +%s%N) + ${1} * 1000000000 )); shift
+	local deadline=$(( $(date +%s%N) + ${1} * ${DEADLINE_SCALE:-1} * 1000000000 )); shift
 	while ! "$@" >/dev/null 2>&1; do
 		[ "$(date +%s%N)" -lt "$deadline" ] || return 1
 		sleep 0.05

@@ -14,6 +14,9 @@
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 top_builddir=${top_builddir:-$top_srcdir/build}
 . "$top_srcdir/scripts/lib.sh"
+# Under emulation, beside whatever else the host runs, everything takes
+# several times longer than the deadlines written for a host: scale them.
+DEADLINE_SCALE=${DEADLINE_SCALE:-3}
 
 D=$top_builddir/src/l2tpv3d
 C=$top_builddir/src/cli/l2tpv3ctl
