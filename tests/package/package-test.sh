@@ -516,12 +516,14 @@ in_ct cp "$CONF" /run/good.conf &&
 	! in_ct l2tpv3d -n -f "$CONF" >/dev/null 2>&1
 log_test $? "$CONF broken: an unknown setting (l2tpv3d -n refuses it)"
 handed_over "systemctl restart l2tpv3d.service"
+# (journald writes what it is sent a moment later: its line is waited for)
+refused_at_err() { journal -u l2tpv3d.service -p err | grep -q "configuration file $CONF refused: .*no_such_setting"; }
 ctlj show daemon | jq -e --arg f "$CONF" '.config_source == "previous" and
 	(.config_refused | startswith($f + ":") and test("no_such_setting"))' >/dev/null &&
 	ctl metrics | grep -qx 'l2tpv3d_config_file_refused 1' &&
-	journal -u l2tpv3d.service -p err | grep -c "configuration file $CONF refused: .*no_such_setting" >/dev/null &&
+	wait_until 30 refused_at_err &&
 	[ "$(prop ActiveState)" = active ]
-log_test $? "the refused file: show daemon config_source previous, the metric 1, the journal at err; the unit active"
+log_test $? "the refused file: show daemon config_source previous ($(ctlj show daemon | jq -c '[.config_source, .config_refused]')), the metric $(ctl metrics | grep '^l2tpv3d_config_file_refused '), the journal at err; the unit active"
 in_ct cp /run/good.conf "$CONF" && in_ct systemctl reload l2tpv3d.service &&
 	ctlj show daemon | jq -e '.config_source == "file" and (has("config_refused") | not)' >/dev/null &&
 	ctl metrics | grep -qx 'l2tpv3d_config_file_refused 0' && lns_all_up
