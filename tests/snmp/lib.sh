@@ -30,12 +30,25 @@ snmp_setup() {
 	ldd "$D" 2>/dev/null | grep -q netsnmpagent || skip "l2tpv3d built without --with-snmp"
 	W=$(mktemp -d /tmp/l2tpv3d-snmp.XXXXXX)
 	trap snmp_cleanup EXIT
-	PORT=$((20000 + RANDOM % 10000))
-	SNMP_PORT=$((30000 + RANDOM % 10000))
-	TRAP_PORT=$((40000 + RANDOM % 10000))
+	PORT=$(free_port) SNMP_PORT=$(free_port) TRAP_PORT=$(free_port)
+	[ -n "$PORT" ] && [ -n "$SNMP_PORT" ] && [ -n "$TRAP_PORT" ] || skip "no free port below 32768"
 	MIBARGS=(-M "$top_srcdir/mibs:$top_srcdir/tests/snmp/mibs" -m L2TPV3D-MIB)
 	SNMP=(-v2c -c public -t 1 -r 2 "${MIBARGS[@]}" "127.0.0.1:$SNMP_PORT")
 	export MIBS=		# our own snmpd/snmptrapd load no MIB
+}
+
+# free_port: a UDP and TCP port no socket has, below the ephemeral range
+# (32768 on: another test's thousands of sockets may take any of those at
+# any time), and not one this test took already
+free_port() {
+	local p i
+	for i in $(seq 1 200); do
+		p=$((20000 + RANDOM % 12000))
+		case " ${PORT:-} ${SNMP_PORT:-} ${TRAP_PORT:-} " in *" $p "*) continue ;; esac
+		[ -z "$(ss -Hanu "sport = :$p" 2>/dev/null; ss -Hant "sport = :$p" 2>/dev/null)" ] &&
+			{ echo "$p"; return 0; }
+	done
+	return 1
 }
 
 # The EXIT trap, also on SIGINT/SIGTERM (see tests/integration/lib.sh).
