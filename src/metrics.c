@@ -50,6 +50,8 @@
 #define PACKAGE_VERSION "unknown"
 #endif
 
+static void names_gauge(FILE *f);
+
 /* What one walk over the tunnels gathers. */
 struct census {
 	unsigned tunnels[L2TP_CC_STATE__COUNT];
@@ -278,6 +280,7 @@ static void control(FILE *f)
 	sample(f, "l2tpv3d_ctl_clients_dropped_total", cc.dropped_slow);
 	family(f, "l2tpv3d_metrics_scrapes_total", "counter", "HTTP scrapes of /metrics.");
 	sample(f, "l2tpv3d_metrics_scrapes_total", mx.scrapes);
+	names_gauge(f);
 	family(f, "l2tpv3d_metrics_clients", "gauge", "Connected HTTP clients of /metrics.");
 	sample(f, "l2tpv3d_metrics_clients", mx.clients);
 	family(f, "l2tpv3d_metrics_clients_refused_total", "counter",
@@ -413,11 +416,17 @@ static void identity(FILE *f)
 /*
  * What a name has been through.  One per named tunnel and per named session
  * of a named tunnel, made at its first up, down or scrape.  An object made
- * by hand takes its record with it when deleted; configured and peer-made
- * ones come back under the same name, so theirs stay.
+ * by hand takes its record with it when deleted; configured ones come back
+ * under the same name, so theirs stay.  Peer-made ones may come back too,
+ * but their names are the peers' to choose: the records of those gone are
+ * kept for the MX_GONE_MAX most recently gone, the oldest given up first.
  */
+#define MX_GONE_MAX	1024
+
 struct mx_name {
 	struct usl_hnode node;		/* mx_names */
+	struct usl_list gone_link;	/* mx_gone, while its peer-made object is gone */
+	bool gone;
 	uint64_t downs;			/* up -> down transitions since the daemon started */
 	int64_t changed_ms;		/* Unix time of the last up or down; 0: none seen */
 	unsigned gen;			/* the last scrape that listed it */
@@ -436,6 +445,8 @@ struct mx_key {
 static struct usl_hash mx_names;
 static bool mx_names_ready;
 static unsigned mx_gen;
+static struct usl_list mx_gone = USL_LIST_INIT(mx_gone);	/* oldest first */
+static unsigned mx_n_gone;
 
 static bool name_eq(const struct usl_hnode *n, const void *key)
 {
@@ -492,9 +503,50 @@ static int64_t real_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+static void names_gauge(FILE *f)
+{
+	family(f, "l2tpv3d_metrics_names", "gauge",
+	       "Names whose flaps and last change are kept, and of those, peer-made ones "
+	       "whose object is gone (at most 1024, the oldest given up first).");
+	labelled(f, "l2tpv3d_metrics_names", "state", "all",
+		 mx_names_ready ? usl_hash_count(&mx_names) : 0);
+	labelled(f, "l2tpv3d_metrics_names", "state", "gone", mx_n_gone);
+}
+
+static void name_free(struct mx_name *r)
+{
+	if (r->gone) {
+		usl_list_del(&r->gone_link);
+		mx_n_gone--;
+	}
+	usl_hash_remove(&mx_names, &r->node);
+	free(r);
+}
+
+/* A peer-made object went: its record waits for the name to come back, not for ever. */
+static void name_gone(struct mx_name *r)
+{
+	if (r->gone)
+		return;
+	r->gone = true;
+	usl_list_add_tail(&mx_gone, &r->gone_link);
+	if (++mx_n_gone > MX_GONE_MAX)
+		name_free(usl_list_first_entry(&mx_gone, struct mx_name, gone_link));
+}
+
+static void name_back(struct mx_name *r)
+{
+	if (!r->gone)
+		return;
+	r->gone = false;
+	usl_list_del(&r->gone_link);
+	mx_n_gone--;
+}
+
 static void mx_on_event(const struct l2tpd_event *ev, void *arg)
 {
 	const char *sess = ev->s != NULL ? name_str(ev->s->name) : NULL;
+	enum origin origin;
 	struct mx_name *r;
 
 	(void)arg;
@@ -506,18 +558,20 @@ static void mx_on_event(const struct l2tpd_event *ev, void *arg)
 		r = name_get(ev->t->name, sess, true);
 		if (r == NULL)
 			return;
+		name_back(r);
 		r->changed_ms = real_now_ms();
 		r->downs += ev->kind == EV_TUNNEL_DOWN || ev->kind == EV_SESSION_DOWN;
 		return;
 	case EV_TUNNEL_DELETED:
 	case EV_SESSION_DELETED:
-		if ((ev->s != NULL ? ev->s->origin : ev->t->origin) != ORIGIN_CLI)
-			return;
+		origin = ev->s != NULL ? ev->s->origin : ev->t->origin;
 		r = name_get(ev->t->name, sess, false);
-		if (r != NULL) {
-			usl_hash_remove(&mx_names, &r->node);
-			free(r);
-		}
+		if (r == NULL || origin == ORIGIN_CONFIG)
+			return;
+		if (origin == ORIGIN_CLI)
+			name_free(r);
+		else
+			name_gone(r);
 		return;
 	default:
 		return;
@@ -1362,12 +1416,8 @@ void metrics_shutdown(void)
 	acceptor_stop(&mx.acceptor);
 	if (mx_names_ready) {
 		event_unsubscribe(mx_on_event, NULL);
-		while (usl_hash_count(&mx_names) > 0) {
-			struct usl_hnode *n = usl_hash_first(&mx_names);
-
-			usl_hash_remove(&mx_names, n);
-			free(usl_hash_entry(n, struct mx_name, node));
-		}
+		while (usl_hash_count(&mx_names) > 0)
+			name_free(usl_hash_entry(usl_hash_first(&mx_names), struct mx_name, node));
 		usl_hash_destroy(&mx_names);
 		mx_names_ready = false;
 	}

@@ -48,6 +48,12 @@ log_test $? "B names each of the 1,101 (one name each, none twice; $(ctlj b tunn
 ctl a -q -b <(for i in $(seq 1 1100); do echo "tunnel delete name m$i"; done) &&
 	wait_until 60 expect_count 1 count_tunnels b
 log_test $? "A closes them again"
+# their names' records (flaps, last change) wait for the names to come back,
+# but a peer's names are its own to choose: the most recently gone are kept
+names() { ctl b metrics | awk -v k="l2tpv3d_metrics_names{state=\"$1\"}" '$1 == k { print $2 }'; }
+gone=$(names gone) all=$(names all)
+[ "$gone" = 1024 ] && [ "$all" -ge 1024 ] && [ "$all" -le 1030 ]
+log_test $? "B keeps the records of the 1,024 names gone last, not of all 1,101 ($all kept, $gone of them gone)"
 
 # a hostile host name: a quote, a slash, a semicolon
 ip -n "$NSA" addr add 192.0.2.11/24 dev veth0
