@@ -123,7 +123,16 @@ def cap(port, n, extra, out):
     first = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(n - 1)]
     # (the server accepts in order: the scrape's turn comes after them all)
     beside, counted = get(port)
-    first.append(socket.create_connection(("127.0.0.1", port), timeout=5))
+    # the n-th: the scrape's slot may still be the server's a moment after
+    # its reply (its close lingers), so one refused for that is made again
+    end, again = time.monotonic() + 5, 0
+    while True:
+        s = socket.create_connection(("127.0.0.1", port), timeout=5)
+        if select.select([s], [], [], 0.5)[0] == [] or time.monotonic() > end:
+            break
+        s.close()
+        again += 1
+    first.append(s)
     more = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(extra)]
     # the extra ones closed, well before the deadline could close any other
     waiting, end = list(more), time.monotonic() + 5
@@ -141,8 +150,8 @@ def cap(port, n, extra, out):
     held = [s for s in first if not closed(s)]
     refused = sum(closed(s) for s in more)
     status, _ = get(port)
-    report(out, "beside %d counted %d held %d refused %d scrape %d elapsed %.1f" %
-           (beside, counted, len(held), refused, status, time.monotonic() - t0))
+    report(out, "beside %d counted %d held %d refused %d scrape %d again %d elapsed %.1f" %
+           (beside, counted, len(held), refused, status, again, time.monotonic() - t0))
     held_until_closed(held, out, t0)
 
 def dribble(port, out):
@@ -236,9 +245,11 @@ MX "$NSA" scrape $PORT GET /metrics "$W/scrape3.prom" > "$W/scrape3.json"
 rmax=$(sample 'l2tpv3d_metrics_clients_refused_total{reason="max_clients"}' < "$W/scrape3.prom")
 dropped=$(sample l2tpv3d_metrics_clients_dropped_total < "$W/scrape3.prom")
 echo "    counted: $rmax refused (max_clients), $dropped cut at the deadline"
-# refused: the 5 and the scrape; cut: the cap's and the dribbler with its idle ones
-[ "$(jq .status "$W/scrape3.json")" = 200 ] && [ "$rmax" = 6 ] && [ "$dropped" = $((2 * CAP - 1)) ]
-log_test $? "scrapes work again; refusals (6) and deadline cuts ($((2 * CAP - 1))) are counted"
+# refused: the 5, the scrape and any n-th made again; cut: the cap's and the
+# dribbler with its idle ones
+refused=$((6 + $(field "$W/cap.out" again)))
+[ "$(jq .status "$W/scrape3.json")" = 200 ] && [ "$rmax" = "$refused" ] && [ "$dropped" = $((2 * CAP - 1)) ]
+log_test $? "scrapes work again; refusals ($rmax of $refused) and deadline cuts ($dropped of $((2 * CAP - 1))) are counted"
 
 # ---- methods --------------------------------------------------------------
 MX "$NSA" scrape $PORT GET /metrics > "$W/get.json"
