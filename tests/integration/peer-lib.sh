@@ -2,6 +2,10 @@
 # coprocess over two FIFOs, for the integration and kernel tests: sourced
 # after the caller's lib.sh has set $top_srcdir, $W, $NSA and $B_ADDR.
 PEER_PY=$top_srcdir/tests/integration/peer.py
+# Deadlines, scaled like wait_until's ($DEADLINE_SCALE: the kernel tests'
+# emulated guest, where python alone takes seconds to start): a read that
+# timed out would leave the next command reading this one's late answer.
+PEER_START_S=30 PEER_ANSWER_S=30
 peer_start() {	# peer_start LOCAL_ADDR [serve args...]: talks to the LNS at $B_ADDR
 	peer_start_at "$1" 1701 "${@:2}"
 }
@@ -13,7 +17,11 @@ peer_start_at() {	# peer_start_at LOCAL_ADDR PORT [serve args...]: from another 
 		"$@" <"$W/peer.in" >"$W/peer.out" 2>>"$W/peer.log" &
 	echo $! > "$W/peer.pid"
 	exec {PIN}>"$W/peer.in" {POUT}<"$W/peer.out"
-	read -t 30 -r R <&"$POUT"	# python under emulation starts in seconds
+	R=
+	read -t $((PEER_START_S * ${DEADLINE_SCALE:-1})) -r R <&"$POUT"
+	echo "< $R" >> "$W/peer.log"
+	[ "$(jq -r .ready <<<"$R" 2>/dev/null)" = true ] ||
+		{ echo "peer_start: the scripted peer was not ready in $((PEER_START_S * ${DEADLINE_SCALE:-1})) s" >&2; return 1; }
 }
 peer_stop() {
 	echo quit >&"$PIN"
@@ -25,7 +33,8 @@ peer_stop() {
 P() {
 	echo "$*" >&"$PIN"
 	R=
-	read -t 30 -r R <&"$POUT"
+	read -t $((PEER_ANSWER_S * ${DEADLINE_SCALE:-1})) -r R <&"$POUT" ||
+		echo "P: no answer to '$*' in $((PEER_ANSWER_S * ${DEADLINE_SCALE:-1})) s" >&2
 	echo "> $*" >> "$W/peer.log"; echo "< $R" >> "$W/peer.log"
 	[ "$(jq -r .ok <<<"$R" 2>/dev/null)" = true ]
 }

@@ -18,8 +18,7 @@ command -v python3 >/dev/null || skip "needs python3 (the scripted peer)"
 write_conf b $B_ADDR 'peer_default = { accept = true; };'
 start b "$NSB"
 log_test $? "B starts"
-peer_start $A_ADDR
-P connect && [ "$(J .reply.type)" = SCCRP ] && P acked &&
+peer_start $A_ADDR && P connect && [ "$(J .reply.type)" = SCCRP ] && P acked &&
 	wait_until 5 expect_count 1 k_tunnels "$NSB"
 log_test $? "the scripted LAC's control connection: B's kernel tunnel is made"
 
