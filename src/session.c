@@ -432,12 +432,16 @@ static const char *session_name_from_peer(const struct tunnel *t, const uint8_t 
 {
 	char scope[24];
 
-	if (t->peer_entry != NULL)
-		snprintf(scope, sizeof(scope), "%s", t->peer_entry);
-	else if (t->name != NULL)
-		snprintf(scope, sizeof(scope), "%s", t->name);
-	else
+	/* (name_derive keeps at most 23 characters of the scope, as this did) */
+	if (t->peer_entry != NULL || t->name != NULL) {
+		const char *from = t->peer_entry != NULL ? t->peer_entry : t->name;
+		size_t k = strnlen(from, sizeof(scope) - 1);
+
+		memcpy(scope, from, k);
+		scope[k] = '\0';
+	} else {
 		snprintf(scope, sizeof(scope), "%u", t->id);
+	}
 	for (unsigned n = 1; n <= 1000; n++) {
 		if (!name_derive(name, nlen, scope, reid, len, n))
 			return NULL;

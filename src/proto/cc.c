@@ -638,7 +638,7 @@ static int cc_rd_build_ack(struct l2tp_rd *rd, uint8_t *buf, size_t cap)
 		usl_put_be32(buf + 4, cc->peer_ccid);
 		return L2TP_CTRL_HDR_LEN;
 	}
-	memset(&m, 0, sizeof(m));
+	l2tp_msg_clear(&m);
 	m.ver = 3;
 	m.type = L2TP_MSG_ACK;
 	m.ccid = cc->peer_ccid;
@@ -686,7 +686,7 @@ static void cc_rd_guard(struct l2tp_rd *rd, bool enter)
 
 static void cc_msg_init(struct l2tp_msg *m, uint16_t type)
 {
-	memset(m, 0, sizeof(*m));
+	l2tp_msg_clear(m);
 	m->type = type;
 	l2tp_msg_set(m, L2TP_AVP_MESSAGE_TYPE);
 }

@@ -748,8 +748,7 @@ enum l2tp_drop l2tp_msg_decode(struct l2tp_msg *m, const uint8_t *buf, size_t le
 	struct avp a;
 	struct dec d;
 
-	memset(m, 0, offsetof(struct l2tp_msg, scratch));
-	m->scratch_used = 0;
+	l2tp_msg_clear(m);
 	rc = l2tp_msg_decode_header(m, buf, len, has_session0);
 	if (rc != L2TP_DROP_NONE)
 		return rc;
@@ -1260,7 +1259,7 @@ size_t l2tp_msg_describe(const uint8_t *buf, size_t len, char *out, size_t cap)
 	if (cap == 0)
 		return 0;
 	out[0] = '\0';
-	memset(&m, 0, sizeof(m));
+	l2tp_msg_clear(&m);
 	if (l2tp_msg_decode_header(&m, buf, len, false) != L2TP_DROP_NONE) {
 		describe_put(&d, "malformed header (%zu octets)", len);
 		return d.used;

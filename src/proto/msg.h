@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include "avp.h"
 
 enum l2tp_encap { L2TP_ENCAP_UDP = 0, L2TP_ENCAP_IP = 1 };
@@ -237,8 +238,7 @@ struct l2tp_msg {
 	uint32_t recover_ccid;			/* 77: the sender's CCID of the old connection */
 	uint32_t recover_peer_ccid;		/* 77: the recipient's */
 	uint16_t suggested_ns, suggested_nr;	/* 78 */
-	struct l2tp_fss fss[L2TP_MAX_FSS];	/* 79, in order; more are ignored */
-	uint16_t n_fss;
+	uint16_t n_fss;				/* 79: how many of fss[] below */
 
 	/*
 	 * Set when an unrecognised IETF or vendor AVP had M=1: the caller must
@@ -260,9 +260,22 @@ struct l2tp_msg {
 	enum l2tp_drop bad;
 	uint16_t bad_avp;
 
+	uint16_t scratch_used;		/* of scratch[] below */
+
+	/*
+	 * The bulk, 2.6 KB: read only up to n_fss and scratch_used, so
+	 * l2tp_msg_clear() leaves it as it is (zeroing it for every message
+	 * sent and received cost more than the rest of the message).
+	 */
+	struct l2tp_fss fss[L2TP_MAX_FSS];	/* 79, in order; more are ignored */
 	uint8_t scratch[1024];		/* plaintext of hidden AVPs */
-	uint16_t scratch_used;
 };
+
+/* An empty message: every field zero, fss[] and scratch[] empty. */
+static inline void l2tp_msg_clear(struct l2tp_msg *m)
+{
+	memset(m, 0, offsetof(struct l2tp_msg, fss));
+}
 
 static inline bool l2tp_msg_has(const struct l2tp_msg *m, unsigned avp)
 {

@@ -233,7 +233,7 @@ static void sess_change_state(struct l2tp_sess *s, enum l2tp_sess_state to, cons
 static void sess_msg_init(struct l2tp_msg *m, uint16_t type, uint32_t local_sid,
 			  uint32_t remote_sid)
 {
-	memset(m, 0, sizeof(*m));
+	l2tp_msg_clear(m);
 	m->type = type;
 	l2tp_msg_set(m, L2TP_AVP_MESSAGE_TYPE);
 	m->local_sid = local_sid;
@@ -1127,7 +1127,7 @@ static int sess_send_fss(struct l2tp_cc *cc, uint16_t type, const struct l2tp_fs
 {
 	struct l2tp_msg m;
 
-	memset(&m, 0, sizeof(m));
+	l2tp_msg_clear(&m);
 	m.type = type;
 	l2tp_msg_set(&m, L2TP_AVP_MESSAGE_TYPE);
 	memcpy(m.fss, fss, n * sizeof(*fss));

@@ -81,6 +81,26 @@ START_TEST(test_header_layout)
 END_TEST
 
 /*
+ * Decoding into a message used before gives what decoding into a fresh one
+ * does: l2tp_msg_clear() leaves fss[] and scratch[] as they were, and
+ * nothing may read them past n_fss and scratch_used.
+ */
+START_TEST(test_decode_into_used)
+{
+	int len;
+
+	sample_build(_i, &m);
+	len = encode(&m, buf, false);
+	ck_assert_int_gt(len, 0);
+	memset(&d, 0xa5, sizeof(d));
+	ck_assert_int_eq(l2tp_msg_decode(&d, buf, (size_t)len, false, NULL), L2TP_DROP_NONE);
+	assert_same(&m, &d);
+	ck_assert_int_eq(encode(&d, buf2, false), len);
+	ck_assert(memcmp(buf, buf2, (size_t)len) == 0);
+}
+END_TEST
+
+/*
  * Canonical order and M bits: Message Type, Message Digest(s), Random
  * Vector, then ascending types, each M as the rules table says.
  */
@@ -633,6 +653,7 @@ static Suite *codec_suite(void)
 	tcase_add_loop_test(tc, test_roundtrip, 0, (int)n_samples * 2);
 	tcase_add_test(tc, test_header_layout);
 	tcase_add_loop_test(tc, test_order_and_m_bits, 0, (int)n_samples);
+	tcase_add_loop_test(tc, test_decode_into_used, 0, (int)n_samples);
 	tcase_add_loop_test(tc, test_hidden_roundtrip, 0, (int)n_samples * 2);
 	tcase_add_test(tc, test_hide_refused);
 	tcase_add_test(tc, test_v2_speed_not_sent);
