@@ -142,7 +142,13 @@ static bool cc_cfg_valid(const struct l2tp_cc_cfg *cfg)
 		return false;
 	if (cfg->rtx_initial.ns <= 0 || usl_time_cmp(cfg->rtx_cap, cfg->rtx_initial) < 0)
 		return false;
-	if (cfg->hello_jitter_pct > 90)
+	/*
+	 * A hello interval is "never" or at most half the clock's range: the
+	 * jitter adds up to 90 % of it (a restored state is checked here too,
+	 * and a corrupt one once overflowed cc_jitter).
+	 */
+	if (cfg->hello_jitter_pct > 90 || cfg->hello_interval.ns < 0 ||
+	    (!usl_time_is_never(cfg->hello_interval) && cfg->hello_interval.ns > INT64_MAX / 2))
 		return false;
 	if (cfg->auth_enabled && cfg->digest_type != L2TP_DIGEST_HMAC_MD5 &&
 	    cfg->digest_type != L2TP_DIGEST_HMAC_SHA1)

@@ -401,6 +401,38 @@ START_TEST(test_hello_jitter)
 }
 END_TEST
 
+static int send_nothing(struct l2tp_cc *cc, const uint8_t *buf, size_t len)
+{
+	(void)cc; (void)buf; (void)len;
+	return 0;
+}
+
+/*
+ * A hello interval past half the clock's range (not "never") is refused:
+ * with the jitter it would overflow (found by the restore fuzzer in a
+ * corrupt state); the largest one accepted still connects.
+ */
+START_TEST(test_hello_interval_bounds)
+{
+	static const struct l2tp_cc_ops ops = { .send = send_nothing };
+	struct harness *h = h_new(4);
+	struct l2tp_cc_cfg cfg = h->end[LAC].cfg;
+	struct l2tp_cc *cc;
+
+	cfg.hello_jitter_pct = 90;
+	cfg.hello_interval = usl_time_ns(INT64_MAX / 2 + 1);
+	ck_assert_ptr_null(l2tp_cc_new(&cfg, &ops, &h->ts, 1, NULL));
+	cfg.hello_interval = usl_time_ns(-1);
+	ck_assert_ptr_null(l2tp_cc_new(&cfg, &ops, &h->ts, 1, NULL));
+	h->end[LAC].cfg.hello_jitter_pct = 90;
+	h->end[LAC].cfg.hello_interval = usl_time_ns(INT64_MAX / 2);
+	cc = h_connect(h, LAC);
+	h_run_for(h, usl_time_s(10));
+	ck_assert_int_eq(l2tp_cc_state(cc), L2TP_CC_ESTABLISHED);
+	h_free(h);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* StopCCN */
 
@@ -1386,6 +1418,7 @@ static Suite *cc_suite(void)
 	tcase_add_test(tc, test_hello_and_dead_peer);
 	tcase_add_test(tc, test_failover_peer_silent);
 	tcase_add_test(tc, test_hello_jitter);
+	tcase_add_test(tc, test_hello_interval_bounds);
 	tcase_add_test(tc, test_probe_while_retransmitting);
 	tcase_add_test(tc, test_probe_while_in_flight);
 	suite_add_tcase(s, tc);
