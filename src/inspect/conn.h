@@ -30,6 +30,7 @@ enum sstate { SS_WAIT_REPLY, SS_WAIT_CONNECT, SS_ESTABLISHED, SS_CLOSED };
 struct sent {
 	struct insp_rec *waiting;	/* last retransmitted copy, until acknowledged */
 	int64_t t_last, gap_last;	/* last copy; interval before it */
+	int64_t gap_prev;		/* the interval before gap_last */
 	unsigned frame;			/* of the first copy */
 	uint16_t ns, type, copies;
 	bool used;

@@ -90,18 +90,22 @@ static void new_sent(struct conn *c, int s, const struct insp_pkt *pk, uint16_t 
  * SHOULD be at least 8 s.  The interval before the first retransmission
  * counts only for a connection's first message (see new_sent()): later
  * ones wait behind an older message's timer, and implementations restart
- * the backoff for them once that one is acknowledged.
+ * the backoff for them once that one is acknowledged.  A timer fires late,
+ * never early: one late copy lengthens its interval, and the next one,
+ * doubled on time, can look no longer.  So an interval is held against the
+ * one two copies back (at least 1.5 times as long, after two doublings):
+ * flat retransmission is still found, one copy later.
  */
 static void check_backoff(struct sent *e, struct insp_rec *r, int64_t gap)
 {
-	if (e->backoff_flagged || e->copies < 3 || (e->copies == 3 && !e->head))
+	if (e->backoff_flagged || e->copies < 4 || (e->copies == 4 && !e->head))
 		return;
-	if (gap + SLACK_NS >= e->gap_last * 3 / 2 || gap >= CAP_NS)
+	if (gap + SLACK_NS >= e->gap_prev * 3 / 2 || gap >= CAP_NS)
 		return;
 	e->backoff_flagged = true;
-	insp_rec_violation(r, V_NO_BACKOFF, "retransmitted %.3f s after the previous copy, which "
-			   "came %.3f s after the one before (4.2: exponential backoff, any cap "
-			   ">= 8 s)", (double)gap / SEC, (double)e->gap_last / SEC);
+	insp_rec_violation(r, V_NO_BACKOFF, "retransmitted %.3f s after the previous copy, "
+			   "and %.3f s after the one two before it came (4.2: exponential "
+			   "backoff, any cap >= 8 s)", (double)gap / SEC, (double)e->gap_prev / SEC);
 }
 
 static void retransmission(struct side *S, struct sent *e, struct insp_rec *r, int64_t t)
@@ -112,6 +116,7 @@ static void retransmission(struct side *S, struct sent *e, struct insp_rec *r, i
 	S->n_rtx++;
 	insp_rec_retransmission(r, e->copies, gap);
 	check_backoff(e, r, gap);
+	e->gap_prev = e->gap_last;
 	e->gap_last = gap;
 	e->t_last = t;
 	/* 4.2: duplicates MUST be acknowledged; a superseded copy may have been lost */

@@ -507,11 +507,21 @@ def seq_faults(cap, ex):
     ex(cv.ack(b, nr=a.ns - 2), "nr-backwards")
     ex(cv.send(a, HELLO, ccid=0), "zero-ccid")
     cv.ack(b)
-    # a HELLO retransmitted every second: the third interval must have doubled
+    # a HELLO retransmitted every second: the fourth interval must be 1.5
+    # times the second (its first may have waited behind an older message)
     cv.send(a, HELLO)
     cv.resend(a, 1.0)
     cv.resend(a, 1.0)
+    cv.resend(a, 1.0)
     ex(cv.resend(a, 1.0), "no-backoff")
+    cv.ack(b)
+    # one timer late: resent after a partial ACK (0.2 s), then 0.2 s doubling
+    # with the first timer 0.2 s late; backed off, not flagged
+    cv.send(a, HELLO)
+    cv.resend(a, 0.209)
+    cv.resend(a, 0.407)
+    cv.resend(a, 0.414)
+    cv.resend(a, 0.846)
     cv.ack(b)
     # the last one: retransmitted, and the peer never says a word again
     cv.send(a, HELLO)
@@ -522,6 +532,7 @@ def sccrq_backoff(cap, ex):
     a, b = pair(4)
     cv = Conv(cap, a, b)
     cv.sccrx(a, SCCRQ)
+    cv.resend(a, 1.0)
     cv.resend(a, 1.0)
     ex(cv.resend(a, 1.0), "no-backoff")
     cv.sccrx(b, SCCRP)
