@@ -17,11 +17,12 @@ peer_start_at() {	# peer_start_at LOCAL_ADDR PORT [serve args...]: from another 
 		"$@" <"$W/peer.in" >"$W/peer.out" 2>>"$W/peer.log" &
 	echo $! > "$W/peer.pid"
 	exec {PIN}>"$W/peer.in" {POUT}<"$W/peer.out"
+	local s=$((PEER_START_S * ${DEADLINE_SCALE:-1}))
 	R=
-	read -t $((PEER_START_S * ${DEADLINE_SCALE:-1})) -r R <&"$POUT"
+	read -t "$s" -r R <&"$POUT"
 	echo "< $R" >> "$W/peer.log"
 	[ "$(jq -r .ready <<<"$R" 2>/dev/null)" = true ] ||
-		{ echo "peer_start: the scripted peer was not ready in $((PEER_START_S * ${DEADLINE_SCALE:-1})) s" >&2; return 1; }
+		{ echo "peer_start: the scripted peer was not ready in $s s" >&2; return 1; }
 }
 peer_stop() {
 	echo quit >&"$PIN"
@@ -32,9 +33,9 @@ peer_stop() {
 # P COMMAND...: one peer command; its JSON answer in $R; true when ok
 P() {
 	echo "$*" >&"$PIN"
+	local s=$((PEER_ANSWER_S * ${DEADLINE_SCALE:-1}))
 	R=
-	read -t $((PEER_ANSWER_S * ${DEADLINE_SCALE:-1})) -r R <&"$POUT" ||
-		echo "P: no answer to '$*' in $((PEER_ANSWER_S * ${DEADLINE_SCALE:-1})) s" >&2
+	read -t "$s" -r R <&"$POUT" || echo "P: no answer to '$*' in $s s" >&2
 	echo "> $*" >> "$W/peer.log"; echo "< $R" >> "$W/peer.log"
 	[ "$(jq -r .ok <<<"$R" 2>/dev/null)" = true ]
 }
