@@ -1028,7 +1028,6 @@ static void kernel_free_all(void)
 		free(usl_hash_entry(n, struct kreq, by_seq));
 	}
 	usl_list_init(&kdp.confirm_q);
-	kept_sess_free();
 	while ((n = usl_hash_first(&kdp.tunnels)) != NULL) {
 		usl_hash_remove(&kdp.tunnels, n);
 		free(usl_hash_entry(n, struct ktunnel, by_id));

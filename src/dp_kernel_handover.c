@@ -4,13 +4,19 @@
  * the next process adopting them (an overview: dp_kernel.c).
  *
  * Restart handover.  The start-up cleanup keeps the tunnels a previous
- * process handed over (tunnel_id_kept()): they stay recorded, K_KEPT,
- * and once the watch socket is open their sessions are dumped, so that each
- * adopted tunnel and session is checked against what the kernel has now
- * (ids, peer ids, cookies, sequencing, interface names and indexes).  The
- * daemon adopts before its loop runs; the loop's first turn then deletes
- * what nobody claimed: kept tunnels never adopted (the daemon dropped
- * them), and kernel sessions of adopted tunnels that no session adopted.
+ * process handed over (tunnel_id_kept()): they stay recorded, K_KEPT, and
+ * once the watch socket is open each is looked up again, so that a tunnel
+ * adopted is one the kernel has now with the same peer id and
+ * encapsulation.  A session is adopted on its record (checked on its own,
+ * its interfaces by index and name) and looked up in the kernel by its ids
+ * at once: an answer that contradicts the record, or none, makes it lost,
+ * as a session deleted by hand is.  No dump: Linux 6.1 finds each object
+ * of a dump by walking its lists from the start, which takes minutes at
+ * 10,000 tunnels.  The daemon adopts before its loop runs; the loop's
+ * first turn then deletes the kept tunnels nobody claimed, and a dump on
+ * the counters' socket (read a few parts a turn, the daemon answering
+ * between them) finds the kernel sessions on our tunnels that no session
+ * claims (a call the old process was still clearing) and deletes them.
  */
 #include <limits.h>
 #include <netinet/in.h>
@@ -26,23 +32,6 @@
 #include "dp_kernel_int.h"
 #include "usl/pack.h"
 
-/*
- * A kernel session of a kept tunnel, as the start-up dump saw it: what
- * session_adopt() checks the handed-over record against (the kernel does
- * not report L2SPEC_TYPE; its COOKIE is what it sends, the peer's).
- */
-struct kkept {
-	struct usl_hnode node;		/* kdp.kept_sess */
-	uint32_t tid, sid;
-	uint32_t peer_sid;
-	uint16_t kpw;			/* L2TP_PWTYPE_* */
-	uint8_t recv_seq, send_seq;
-	uint8_t cookie_len, peer_cookie_len;	/* kernel's: COOKIE (sent), PEER_COOKIE */
-	uint8_t cookie[8], peer_cookie[8];
-	bool adopted;
-	char ifname[IFNAMSIZ];
-};
-
 /* ---- restart handover ------------------------------------------------------------ */
 
 /*
@@ -51,108 +40,6 @@ struct kkept {
  */
 #define KREC_VERSION	1
 #define NO_COUNTER		UINT32_MAX
-
-struct kkept_key {
-	uint32_t tid, sid;
-};
-
-static uint32_t kkept_hash(uint32_t tid, uint32_t sid)
-{
-	return usl_hash_u32(sid ^ usl_hash_u32(tid));
-}
-
-static bool kkept_eq(const struct usl_hnode *n, const void *key)
-{
-	const struct kkept *kk = usl_hash_entry(n, struct kkept, node);
-	const struct kkept_key *k = key;
-
-	return kk->tid == k->tid && kk->sid == k->sid;
-}
-
-static struct kkept *kkept_find(uint32_t tid, uint32_t sid)
-{
-	struct kkept_key k = { tid, sid };
-	struct usl_hnode *n = usl_hash_lookup(&kdp.kept_sess, &k, kkept_hash(tid, sid));
-
-	return n ? usl_hash_entry(n, struct kkept, node) : NULL;
-}
-
-static void kept_cookie(const struct nlattr *a, uint8_t *c, uint8_t *len)
-{
-	size_t n = a ? mnl_attr_get_payload_len(a) : 0;
-
-	*len = n <= 8 ? (uint8_t)n : 0;
-	if (*len > 0)
-		memcpy(c, mnl_attr_get_payload(a), *len);
-}
-
-/* A kernel session of a kept tunnel (a dump repeated after an overrun updates it). */
-static void kept_sess_data(struct kreq *r, const struct nlmsghdr *nlh)
-{
-	const struct nlattr *tb[L2TP_ATTR_MAX + 1];
-	const struct ktunnel *kt;
-	struct kkept *kk;
-	uint32_t tid, sid;
-
-	(void)r;
-	l2tp_attrs(nlh, tb);
-	tid = attr_u32(tb[L2TP_ATTR_CONN_ID]);
-	sid = attr_u32(tb[L2TP_ATTR_SESSION_ID]);
-	kt = ktunnel_find(tid);
-	if (kt == NULL || kt->state != K_KEPT || sid == 0)
-		return;
-	kk = kkept_find(tid, sid);
-	if (kk == NULL) {
-		kk = calloc(1, sizeof(*kk));
-		if (kk == NULL)		/* not adoptable: the session is dropped */
-			return;
-		kk->tid = tid;
-		kk->sid = sid;
-		usl_hash_insert(&kdp.kept_sess, &kk->node, kkept_hash(tid, sid));
-	}
-	kk->peer_sid = attr_u32(tb[L2TP_ATTR_PEER_SESSION_ID]);
-	kk->kpw = attr_u16(tb[L2TP_ATTR_PW_TYPE]);
-	kk->recv_seq = attr_u8(tb[L2TP_ATTR_RECV_SEQ]);
-	kk->send_seq = attr_u8(tb[L2TP_ATTR_SEND_SEQ]);
-	kept_cookie(tb[L2TP_ATTR_COOKIE], kk->cookie, &kk->cookie_len);
-	kept_cookie(tb[L2TP_ATTR_PEER_COOKIE], kk->peer_cookie, &kk->peer_cookie_len);
-	kk->ifname[0] = '\0';
-	if (tb[L2TP_ATTR_IFNAME] && mnl_attr_validate(tb[L2TP_ATTR_IFNAME], MNL_TYPE_NUL_STRING) == 0)
-		snprintf(kk->ifname, sizeof(kk->ifname), "%s", mnl_attr_get_str(tb[L2TP_ATTR_IFNAME]));
-}
-
-/* The second look at the kept tunnels, once deletion notices are heard. */
-static void kept_mark(struct kreq *r, const struct nlmsghdr *nlh)
-{
-	const struct nlattr *tb[L2TP_ATTR_MAX + 1];
-	struct ktunnel *kt;
-
-	(void)r;
-	l2tp_attrs(nlh, tb);
-	kt = ktunnel_find(attr_u32(tb[L2TP_ATTR_CONN_ID]));
-	if (kt == NULL || kt->state != K_KEPT)
-		return;
-	kt->present = true;
-	kt->kpeer = attr_u32(tb[L2TP_ATTR_PEER_CONN_ID]);
-	kt->kencap = attr_u16(tb[L2TP_ATTR_ENCAP_TYPE]);
-}
-
-static int kept_dump(uint8_t cmd, kreq_data_fn data, const char *what, char *err, size_t errlen)
-{
-	struct sync_result res = { 0 };
-
-	if (kreq_submit(l2tp_msg(cmd, NLM_F_DUMP), &res, sync_done, data) == NULL ||
-	    nl_sync(SYNC_MS) < 0) {
-		snprintf(err, errlen, "listing kernel L2TP %s for the handover: no answer", what);
-		return -1;
-	}
-	if (res.err != 0) {
-		snprintf(err, errlen, "listing kernel L2TP %s for the handover: %s", what,
-			 strerror(-res.err));
-		return -1;
-	}
-	return 0;
-}
 
 /* The kept tunnels, in a list (the hash changes under a walk that frees). */
 static unsigned kept_tunnels(struct usl_list *walk)
@@ -174,25 +61,20 @@ static unsigned kept_tunnels(struct usl_list *walk)
 
 /*
  * With the watch socket open (a deletion from now on is heard), the kept
- * tunnels are listed again and their sessions once: what the adoption
- * checks each record against.  A tunnel gone since the first dump is
- * forgotten (its adoption fails, the daemon drops it).
+ * tunnels are looked up again: what the adoption checks each record
+ * against.  A tunnel gone since the first look is forgotten (its adoption
+ * fails, the daemon drops it).
  */
 int kept_scan(char *err, size_t errlen)
 {
 	struct usl_list walk;
 	unsigned gone_since = 0;
+	int rc;
 
-	if (kept_tunnels(&walk) == 0)
+	if (l2tpd.n_kept_tunnel_ids == 0)
 		return 0;
-	while (!usl_list_empty(&walk)) {
-		struct ktunnel *kt = usl_list_first_entry(&walk, struct ktunnel, link);
-
-		usl_list_del(&kt->link);
-		kt->present = false;
-	}
-	if (kept_dump(L2TP_CMD_TUNNEL_GET, kept_mark, "tunnels", err, errlen) < 0)
-		return -1;
+	if ((rc = tunnels_look(K_KEPT, "handed-over", err, errlen)) < 0)
+		return rc;
 	kept_tunnels(&walk);
 	while (!usl_list_empty(&walk)) {
 		struct ktunnel *kt = usl_list_first_entry(&walk, struct ktunnel, link);
@@ -205,30 +87,22 @@ int kept_scan(char *err, size_t errlen)
 	}
 	if (gone_since > 0)
 		log_warnx("kernel: %u handed-over tunnels vanished during the restart", gone_since);
-	if (usl_hash_init(&kdp.kept_sess, 1024, kkept_eq) < 0) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
-	kdp.kept_sess_init = true;
-	if (kept_dump(L2TP_CMD_SESSION_GET, kept_sess_data, "sessions", err, errlen) < 0)
-		return -1;
 	/* the daemon adopts before its loop runs: the first turn ends the adoption */
 	usl_timer_arm(l2tpd.timers, &kdp.adopt_timer, usl_time_ms(0));
 	return 0;
 }
 
-void kept_sess_free(void)
-{
-	struct usl_hnode *n;
+/* ---- after the adoption: what nobody claimed ----------------------------------- */
 
-	if (!kdp.kept_sess_init)
+/* The sweep and the adopted sessions' lookups both done: the adoption's last word. */
+static void adoption_report(void)
+{
+	if (kdp.sweeping || kdp.sweep_waiting || kdp.adopt_checking > 0 ||
+	    usl_timer_armed(&kdp.adopt_timer))
 		return;
-	while ((n = usl_hash_first(&kdp.kept_sess)) != NULL) {
-		usl_hash_remove(&kdp.kept_sess, n);
-		free(usl_hash_entry(n, struct kkept, node));
-	}
-	usl_hash_destroy(&kdp.kept_sess);
-	kdp.kept_sess_init = false;
+	log_info("kernel: handover: %u adopted sessions looked up in the kernel, %u lost; "
+		 "%u kernel sessions nobody claimed, deleted", kdp.adopted_sessions, kdp.adopt_lost,
+		 kdp.swept);
 }
 
 static void orphan_delete_done(struct kreq *r, int err, const char *ext)
@@ -237,37 +111,92 @@ static void orphan_delete_done(struct kreq *r, int err, const char *ext)
 		log_kernel_error("session", (uint32_t)(uintptr_t)r->obj, "SESSION_DELETE", err, ext);
 }
 
-static bool orphan_delete(const struct kkept *kk)
+static bool orphan_delete(uint32_t tid, uint32_t sid)
 {
 	struct nlmsghdr *nlh = l2tp_msg(L2TP_CMD_SESSION_DELETE, NLM_F_ACK);
 
-	mnl_attr_put_u32(nlh, L2TP_ATTR_CONN_ID, kk->tid);
-	mnl_attr_put_u32(nlh, L2TP_ATTR_SESSION_ID, kk->sid);
-	return kreq_submit(nlh, (void *)(uintptr_t)kk->sid, orphan_delete_done, NULL) != NULL;
+	mnl_attr_put_u32(nlh, L2TP_ATTR_CONN_ID, tid);
+	mnl_attr_put_u32(nlh, L2TP_ATTR_SESSION_ID, sid);
+	return kreq_submit(nlh, (void *)(uintptr_t)sid, orphan_delete_done, NULL) != NULL;
+}
+
+/* A session of ours, in whatever state, has this kernel session (or is making it). */
+static bool sess_claimed(uint32_t tid, uint32_t sid)
+{
+	const struct session *s = session_find(sid);
+	const struct ksession *ks = s != NULL ? s->dp_priv : NULL;
+
+	return ks != NULL && ks->tid == tid;
+}
+
+static void sweep_data(struct kreq *r, const struct nlmsghdr *nlh)
+{
+	const struct nlattr *tb[L2TP_ATTR_MAX + 1];
+	const struct ktunnel *kt;
+	uint32_t tid, sid;
+
+	(void)r;
+	l2tp_attrs(nlh, tb);
+	tid = attr_u32(tb[L2TP_ATTR_CONN_ID]);
+	sid = attr_u32(tb[L2TP_ATTR_SESSION_ID]);
+	kt = ktunnel_find(tid);
+	if (kt == NULL || kt->state != K_UP || kt->t == NULL || sid == 0 || sess_claimed(tid, sid))
+		return;		/* not our tunnel, or not an orphan */
+	if (orphan_delete(tid, sid)) {
+		kdp.swept++;
+		flush_soon();
+	}
+}
+
+static void sweep_done(struct kreq *r, int err, const char *ext)
+{
+	(void)r;
+	kdp.sweeping = false;
+	kdp.stats_dumping = false;	/* the counters' socket is free again */
+	if (err != 0)
+		log_warnx("kernel: handover: listing kernel sessions for those nobody claimed: "
+			  "%s%s%s", strerror(-err), ext ? ": " : "", ext ? ext : "");
+	adoption_report();
+}
+
+/*
+ * On the counters' socket, which runs one dump at a time: a counters dump
+ * under way (a scrape in the first loop turn) is waited for.
+ */
+static void sweep_start(void)
+{
+	kdp.sweep_waiting = false;
+	if (kdp.stats_dumping) {
+		kdp.sweep_waiting = true;
+		usl_timer_arm(l2tpd.timers, &kdp.adopt_timer, usl_time_ms(SWEEP_RETRY_MS));
+		return;
+	}
+	if (kreq_submit_on(&kdp.dump, l2tp_msg(L2TP_CMD_SESSION_GET, NLM_F_DUMP), NULL,
+			   sweep_done, sweep_data) == NULL) {
+		log_warnx("kernel: handover: out of memory listing kernel sessions nobody claimed");
+		return;
+	}
+	kdp.sweeping = kdp.stats_dumping = true;
+	flush_soon();
 }
 
 /*
  * The adoption is over: what the daemon did not claim is deleted, as a
- * previous run's leftovers are - kernel sessions of adopted tunnels that
- * no session adopted (a call the old process was still setting up), and
- * kept tunnels never adopted (dropped by the daemon, or refused).
+ * previous run's leftovers are - kept tunnels never adopted (dropped by
+ * the daemon, or refused) now, and kernel sessions on adopted tunnels that
+ * no session claims (a call the old process was still clearing) as the
+ * sweep finds them.
  */
 void on_adopt_timer(struct usl_timer *tm)
 {
-	unsigned tunnels = 0, sessions = 0;
-	struct usl_hnode *n;
+	unsigned tunnels = 0;
 	struct usl_list walk;
 
 	(void)tm;
-	for (n = usl_hash_first(&kdp.kept_sess); n != NULL; n = usl_hash_next(&kdp.kept_sess, n)) {
-		const struct kkept *kk = usl_hash_entry(n, struct kkept, node);
-		const struct ktunnel *kt = ktunnel_find(kk->tid);
-
-		if (!kk->adopted && kt != NULL && kt->state == K_UP && kt->t != NULL &&
-		    orphan_delete(kk))
-			sessions++;
+	if (kdp.sweep_waiting) {
+		sweep_start();
+		return;
 	}
-	kept_sess_free();
 	kept_tunnels(&walk);
 	while (!usl_list_empty(&walk)) {
 		struct ktunnel *kt = usl_list_first_entry(&walk, struct ktunnel, link);
@@ -276,10 +205,10 @@ void on_adopt_timer(struct usl_timer *tm)
 		tunnel_send_delete(kt);
 		tunnels++;
 	}
-	log_info("kernel: handover: adopted %u tunnels and %u sessions; deleting %u tunnels and "
-		 "%u sessions nobody claimed", kdp.adopted_tunnels, kdp.adopted_sessions, tunnels,
-		 sessions);
+	log_info("kernel: handover: adopted %u tunnels and %u sessions; deleting %u tunnels "
+		 "nobody claimed", kdp.adopted_tunnels, kdp.adopted_sessions, tunnels);
 	flush_soon();
+	sweep_start();
 }
 
 static uint8_t encap_type(const struct tunnel *t)
@@ -504,12 +433,10 @@ static const char *sess_rec_check(const struct sess_rec *x)
 	return NULL;
 }
 
-/* The record against the daemon's session and the kernel as it is now. */
-static const char *sess_rec_match(const struct session *s, const struct sess_rec *x,
-				  struct kkept **kkp)
+/* The record against the daemon's session and its interfaces as they are now. */
+static const char *sess_rec_match(const struct session *s, const struct sess_rec *x)
 {
 	const struct ktunnel *kt = s->tunnel->dp_priv;
-	struct kkept *kk;
 	struct kprog engine;
 	char name[IFNAMSIZ];
 
@@ -517,7 +444,7 @@ static const char *sess_rec_match(const struct session *s, const struct sess_rec
 		return "the record is another session's";
 	if (s->dp_priv != NULL)
 		return "adopted already";
-	if (kt == NULL || kt->state != K_UP || !kdp.kept_sess_init)
+	if (kt == NULL || kt->state != K_UP)
 		return "its tunnel was not adopted";
 	if (x->pw != sess_pw(s))
 		return "pseudowire type differs from the call's";
@@ -527,18 +454,6 @@ static const char *sess_rec_match(const struct session *s, const struct sess_rec
 		return "what was programmed differs from the call's";
 	if (strcmp(s->ifname, x->ifname) != 0 || s->dp_handle != x->ifindex)
 		return "interface differs from the session's";
-	kk = kkept_find(x->tid, x->sid);
-	if (kk == NULL || kk->adopted)
-		return "no such kernel session";
-	if (kk->kpw != L2TP_PWTYPE_ETH || kk->peer_sid != x->prog.peer_sid ||
-	    kk->recv_seq != x->prog.recv_seq || kk->send_seq != x->prog.send_seq ||
-	    strcmp(kk->ifname, x->kname) != 0)
-		return "the kernel session differs from the record";
-	/* the kernel's COOKIE is what it sends: the peer's (session_create_msg) */
-	if (kk->cookie_len != x->prog.peer_cookie_len || kk->peer_cookie_len != x->prog.cookie_len ||
-	    memcmp(kk->cookie, x->prog.peer_cookie, kk->cookie_len) != 0 ||
-	    memcmp(kk->peer_cookie, x->prog.cookie, kk->peer_cookie_len) != 0)
-		return "the kernel session's cookies differ from the record";
 	link_name(x->kindex, name);
 	if (strcmp(name, x->kname) != 0)
 		return "its interface index names another interface now";
@@ -547,8 +462,87 @@ static const char *sess_rec_match(const struct session *s, const struct sess_rec
 		if (strcmp(name, x->ifname) != 0)
 			return "its VLAN interface index names another interface now";
 	}
-	*kkp = kk;
 	return NULL;
+}
+
+static bool cookie_is(const struct nlattr *a, const uint8_t *c, uint8_t len)
+{
+	size_t n = a != NULL ? mnl_attr_get_payload_len(a) : 0;
+
+	return n == len && (len == 0 || memcmp(mnl_attr_get_payload(a), c, len) == 0);
+}
+
+/* The kernel session against what the adopted session says it programmed. */
+static const char *kernel_differs(const struct ksession *ks, const struct nlattr **tb)
+{
+	const struct nlattr *ifn = tb[L2TP_ATTR_IFNAME];
+
+	if (attr_u16(tb[L2TP_ATTR_PW_TYPE]) != L2TP_PWTYPE_ETH ||
+	    attr_u32(tb[L2TP_ATTR_PEER_SESSION_ID]) != ks->prog.peer_sid ||
+	    attr_u8(tb[L2TP_ATTR_RECV_SEQ]) != ks->prog.recv_seq ||
+	    attr_u8(tb[L2TP_ATTR_SEND_SEQ]) != ks->prog.send_seq ||
+	    ifn == NULL || mnl_attr_validate(ifn, MNL_TYPE_NUL_STRING) < 0 ||
+	    strcmp(mnl_attr_get_str(ifn), ks->kname) != 0)
+		return "the kernel session differs from the record";
+	/* the kernel's COOKIE is what it sends: the peer's (session_create_msg) */
+	if (!cookie_is(tb[L2TP_ATTR_COOKIE], ks->prog.peer_cookie, ks->prog.peer_cookie_len) ||
+	    !cookie_is(tb[L2TP_ATTR_PEER_COOKIE], ks->prog.cookie, ks->prog.cookie_len))
+		return "the kernel session's cookies differ from the record";
+	return NULL;
+}
+
+/* found: the kernel has the session as the record says */
+static void adopt_check_data(struct kreq *r, const struct nlmsghdr *nlh)
+{
+	const struct nlattr *tb[L2TP_ATTR_MAX + 1];
+	const char *why;
+
+	l2tp_attrs(nlh, tb);
+	why = kernel_differs(r->obj, tb);
+	r->found = why == NULL;
+	if (why != NULL)
+		log_warnx("session %u: %s", ((struct ksession *)r->obj)->sid, why);
+}
+
+/*
+ * The lookup's answer: the kernel has no such session, or one that differs
+ * from the record - the session is lost (a CDN), as if deleted by hand.
+ */
+static void adopt_check_done(struct kreq *r, int err, const char *ext)
+{
+	struct ksession *ks = r->obj;
+	const char *why = NULL;
+
+	kdp.adopt_checking--;
+	if (gone(err))
+		why = "no such kernel session";
+	else if (err == 0 && !r->found)
+		why = "the kernel session differs from the record";
+	else if (err != 0)
+		log_kernel_error("session", ks->sid, "SESSION_GET", err, ext);
+	if (why != NULL && ks->s != NULL && ks->state == K_UP) {
+		log_warnx("session %u: adopted, then lost: %s", ks->sid, why);
+		kdp.adopt_lost++;
+		session_dp_lost(ks->s, why);
+	}
+	ks_put(ks);
+	adoption_report();
+}
+
+/* Asked once the session is adopted: the answer comes in the loop's first turns. */
+static void adopt_check(struct ksession *ks)
+{
+	struct nlmsghdr *nlh = l2tp_msg(L2TP_CMD_SESSION_GET, NLM_F_ACK);
+
+	mnl_attr_put_u32(nlh, L2TP_ATTR_CONN_ID, ks->tid);
+	mnl_attr_put_u32(nlh, L2TP_ATTR_SESSION_ID, ks->sid);
+	if (kreq_submit(nlh, ks, adopt_check_done, adopt_check_data) == NULL) {
+		log_warnx("session %u: adopted without a look at its kernel session: out of memory",
+			  ks->sid);
+		return;
+	}
+	ks->refs++;
+	kdp.adopt_checking++;
 }
 
 /* A young session's cookie watch goes on where it was. */
@@ -570,7 +564,6 @@ static void cookie_watch_resume(struct ksession *ks, const struct sess_rec *x)
 int kernel_session_adopt(struct session *s, struct usl_unpack *r)
 {
 	struct ksession *ks;
-	struct kkept *kk = NULL;
 	struct sess_rec x;
 	struct name_ctr *c;
 	const char *why;
@@ -579,7 +572,7 @@ int kernel_session_adopt(struct session *s, struct usl_unpack *r)
 		return adopt_refuse(s->id, "session", "malformed data plane record");
 	why = sess_rec_check(&x);
 	if (why == NULL)
-		why = sess_rec_match(s, &x, &kk);
+		why = sess_rec_match(s, &x);
 	if (why != NULL)
 		return adopt_refuse(s->id, "session", "%s", why);
 	ks = calloc(1, sizeof(*ks));
@@ -603,9 +596,9 @@ int kernel_session_adopt(struct session *s, struct usl_unpack *r)
 	usl_timer_init(&ks->cookie_timer, on_cookie_timer);
 	links_add(ks);
 	cookie_watch_resume(ks, &x);
-	kk->adopted = true;
 	s->dp_priv = ks;
 	kdp.adopted_sessions++;
+	adopt_check(ks);
 	return 0;
 }
 

@@ -29,7 +29,8 @@
 #define RX_BATCH	32
 #define RX_BUFSZ	8192
 #define RX_ROUNDS	8		/* recvmmsg calls per readable event */
-#define SYNC_MS		5000		/* start-up and shut-down waits */
+#define SYNC_MS		5000		/* start-up and shut-down waits: the kernel's silence */
+#define SYNC_MAX_MS	600000		/* and their whole */
 #define IFNAME_NUMBERS	100000		/* "%d" is at most 5 digits (config_table.c) */
 #define NAME_RETRIES	8		/* IFNAME taken between our check and the create */
 #define VERIFY_DELAY_MS	1000		/* lost notices: check everything after this */
@@ -40,6 +41,7 @@
 #define STATS_LINGER_MS	(5 * 60 * 1000)	/* every session's counters: refreshed this long after a scrape */
 #define STATS_DUTY	10		/* and a dump at most 1/10 of the time, however slow the kernel's */
 #define STATS_RX_PARTS	4		/* its parts read (and so made by the kernel) per loop turn */
+#define SWEEP_RETRY_MS	100		/* a restart's sweep waits for a counters dump this often */
 #define ETH_OVERHEAD	14
 #define VLAN_OVERHEAD	4
 
@@ -79,7 +81,8 @@ struct ktunnel {
 	bool sess_notices;		/* session delete notices came meanwhile */
 	uint32_t id;
 	enum kstate state;
-	bool present;			/* start-up dump saw it */
+	bool present;			/* the start-up look saw it */
+	bool unrecorded;		/* handed over, not in the state file */
 	uint32_t kpeer;			/* K_KEPT: the kernel's peer id and encapsulation */
 	uint16_t kencap;
 };
@@ -173,10 +176,12 @@ struct kdp_state {
 	bool verify_l2tp, verify_link;	/* which notices were lost */
 	bool children;			/* child_init() done */
 	/* restart handover: the previous process's objects being adopted */
-	struct usl_hash kept_sess;	/* struct kkept by (tid, sid) */
-	bool kept_sess_init;
 	struct usl_timer adopt_timer;	/* the first loop turn: adoption is over */
 	unsigned adopted_tunnels, adopted_sessions;
+	unsigned adopt_checking;	/* adopted sessions' GETs unanswered */
+	unsigned adopt_lost;		/* adopted sessions the kernel contradicted */
+	unsigned swept;			/* kernel sessions nobody claimed, deleted */
+	bool sweeping, sweep_waiting;	/* the dump for those: under way, or waiting its turn */
 	/* every session's counters, for scrapes: one dump at a time */
 	bool stats_dumping;		/* a dump on its way */
 	bool stats_have;		/* one came in */
@@ -247,6 +252,7 @@ void record_del(struct ktunnel *kt);
 void rec_flush(void);
 void on_rec_timer(struct usl_timer *tm);
 int rec_open(char *err, size_t errlen);
+int tunnels_look(enum kstate state, const char *what, char *err, size_t errlen);
 int stale_cleanup(char *err, size_t errlen);
 
 /* dp_kernel.c: tunnels, sessions */
@@ -284,7 +290,6 @@ void on_verify_timer(struct usl_timer *tm);
 
 /* dp_kernel_handover.c: the restart handover */
 int kept_scan(char *err, size_t errlen);
-void kept_sess_free(void);
 void on_adopt_timer(struct usl_timer *tm);
 void kernel_tunnel_save(const struct tunnel *t, struct usl_pack *w);
 int kernel_tunnel_adopt(struct tunnel *t, struct usl_unpack *r);

@@ -236,35 +236,24 @@ int rec_open(char *err, size_t errlen)
 /* ---- start-up cleanup -------------------------------------------------------- */
 
 /*
- * A handed-over tunnel is ours even when the file lacks it (a write failed
- * in the previous process): it is taken into the record, or the adoption
- * would drop a live tunnel.  The previous process held its socket, which
- * we inherited.
+ * The start-up looks at our tunnels with a TUNNEL_GET of each id, not a
+ * dump: Linux 6.1 finds each tunnel of a dump by walking its tunnels from
+ * the first (quadratic: more than a minute at 10,000 tunnels under
+ * emulation, while the daemon answers nobody), where a GET finds one by
+ * its id.  The requests go out in windows like any others.
  */
-static struct ktunnel *stale_kept_unrecorded(uint32_t id)
-{
-	struct ktunnel *kt;
+static struct {
+	int err;		/* the first answer other than "no such tunnel" */
+} look;
 
-	if (id == 0 || !tunnel_id_kept(id) || (kt = ktunnel_new(id, K_STALE)) == NULL)
-		return NULL;
-	usl_hash_insert(&kdp.tunnels, &kt->by_id, usl_hash_u32(id));
-	log_info("kernel: tunnel %u was handed over but is not in %s: recorded now", id,
-		 kdp.rec.path);
-	return kt;
-}
-
-static void stale_mark(struct kreq *r, const struct nlmsghdr *nlh)
+static void look_data(struct kreq *r, const struct nlmsghdr *nlh)
 {
 	const struct nlattr *tb[L2TP_ATTR_MAX + 1];
 	struct ktunnel *kt;
-	uint32_t id;
 
 	(void)r;
 	l2tp_attrs(nlh, tb);
-	id = attr_u32(tb[L2TP_ATTR_CONN_ID]);
-	kt = ktunnel_find(id);
-	if (kt == NULL)
-		kt = stale_kept_unrecorded(id);
+	kt = ktunnel_find(attr_u32(tb[L2TP_ATTR_CONN_ID]));
 	if (kt == NULL)
 		return;
 	kt->present = true;
@@ -272,8 +261,77 @@ static void stale_mark(struct kreq *r, const struct nlmsghdr *nlh)
 	kt->kencap = attr_u16(tb[L2TP_ATTR_ENCAP_TYPE]);
 }
 
+static void look_done(struct kreq *r, int err, const char *ext)
+{
+	(void)r;
+	(void)ext;
+	if (err != 0 && !gone(err) && look.err == 0)
+		look.err = err;
+}
+
+static bool look_one(uint32_t id)
+{
+	struct nlmsghdr *nlh = l2tp_msg(L2TP_CMD_TUNNEL_GET, NLM_F_ACK);
+
+	mnl_attr_put_u32(nlh, L2TP_ATTR_CONN_ID, id);
+	return kreq_submit(nlh, NULL, look_done, look_data) != NULL;
+}
+
 /*
- * Deletes the recorded tunnels the dump found, except those handed over
+ * Whether each tunnel of ours in the given state is in the kernel now
+ * (present, with its peer id and encapsulation).  A GET of id 0, nobody's,
+ * goes first: it proves we may use the family at all (CAP_NET_ADMIN in
+ * the network namespace), better found here than on the first tunnel.
+ */
+int tunnels_look(enum kstate state, const char *what, char *err, size_t errlen)
+{
+	struct usl_hnode *n;
+
+	look.err = 0;
+	if (!look_one(0))
+		look.err = -ENOMEM;
+	for (n = usl_hash_first(&kdp.tunnels); n != NULL; n = usl_hash_next(&kdp.tunnels, n)) {
+		struct ktunnel *kt = usl_hash_entry(n, struct ktunnel, by_id);
+
+		if (kt->state != state)
+			continue;
+		kt->present = false;
+		if (!look_one(kt->id))
+			look.err = -ENOMEM;
+	}
+	if (nl_sync(SYNC_MS) < 0) {
+		snprintf(err, errlen, "looking up %s kernel L2TP tunnels: no answer", what);
+		return -1;
+	}
+	if (look.err != 0) {
+		snprintf(err, errlen, "looking up %s kernel L2TP tunnels: %s%s", what,
+			 strerror(-look.err), look.err == -EPERM ? " (needs CAP_NET_ADMIN)" : "");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * A handed-over tunnel is ours even when the file lacks it (a write failed
+ * in the previous process): it is taken into the record, or the adoption
+ * would drop a live tunnel.  The previous process held its socket, which
+ * we inherited.
+ */
+static void stale_add_kept(void)
+{
+	for (unsigned i = 0; i < l2tpd.n_kept_tunnel_ids; i++) {
+		uint32_t id = l2tpd.kept_tunnel_ids[i];
+		struct ktunnel *kt;
+
+		if (id == 0 || ktunnel_find(id) != NULL || (kt = ktunnel_new(id, K_STALE)) == NULL)
+			continue;
+		kt->unrecorded = true;
+		usl_hash_insert(&kdp.tunnels, &kt->by_id, usl_hash_u32(id));
+	}
+}
+
+/*
+ * Deletes the recorded tunnels the look found, except those handed over
  * (K_KEPT: adopted, or deleted after the adoption); forgets the rest.
  */
 static unsigned stale_delete(unsigned *kept)
@@ -292,6 +350,9 @@ static unsigned stale_delete(unsigned *kept)
 		if (kt->present && tunnel_id_kept(kt->id)) {
 			kt->state = K_KEPT;
 			(*kept)++;
+			if (kt->unrecorded)
+				log_info("kernel: tunnel %u was handed over but is not in %s: "
+					 "recorded now", kt->id, kdp.rec.path);
 		} else if (kt->present) {
 			tunnel_send_delete(kt);
 			deleted++;
@@ -304,25 +365,14 @@ static unsigned stale_delete(unsigned *kept)
 	return deleted;
 }
 
-/*
- * The dump also proves we may use the family at all (it needs CAP_NET_ADMIN
- * in the network namespace): better to fail here than on the first tunnel.
- */
 int stale_cleanup(char *err, size_t errlen)
 {
-	struct sync_result res = { 0 };
 	unsigned n, kept = 0;
+	int rc;
 
-	if (kreq_submit(l2tp_msg(L2TP_CMD_TUNNEL_GET, NLM_F_DUMP), &res, sync_done,
-			stale_mark) == NULL || nl_sync(SYNC_MS) < 0) {
-		snprintf(err, errlen, "listing kernel L2TP tunnels: no answer");
-		return -1;
-	}
-	if (res.err != 0) {
-		snprintf(err, errlen, "listing kernel L2TP tunnels: %s%s", strerror(-res.err),
-			 res.err == -EPERM ? " (needs CAP_NET_ADMIN)" : "");
-		return -1;
-	}
+	stale_add_kept();
+	if ((rc = tunnels_look(K_STALE, "recorded", err, errlen)) < 0)
+		return rc;
 	n = stale_delete(&kept);
 	if (nl_sync(SYNC_MS) < 0)
 		log_warnx("kernel: tunnels left by a previous run: deletes unanswered");

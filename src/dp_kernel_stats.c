@@ -184,8 +184,9 @@ int kernel_session_stats(const struct session *s, struct dp_session_stats *st)
  * dump's next part inside the recvmsg() that reads the last one, so the
  * dump has a socket of its own, read STATS_RX_PARTS parts a loop turn:
  * however long the kernel takes over a part, the daemon does its other
- * work between a few of them.  (It is also the only dump at run time: a
- * socket runs one dump at a time, a second is refused with EBUSY.)
+ * work between a few of them.  (A socket runs one dump at a time, a second
+ * is refused with EBUSY: a restart's sweep, dp_kernel_handover.c, the one
+ * other dump at run time, takes its turn through stats_dumping.)
  */
 static void stats_dump_data(struct kreq *r, const struct nlmsghdr *nlh)
 {

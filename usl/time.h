@@ -60,4 +60,34 @@ static inline usl_time usl_clock_lag(const struct usl_clock *c)
 	return c->lag ? c->lag(c) : usl_time_ns(0);
 }
 
+/*
+ * A wait on a peer that answers in many parts (a netlink dump): it gives
+ * up after `quiet` without a part, or after `max` in all.  A long answer
+ * that keeps coming is waited for; a silent peer is not.
+ */
+struct usl_progress_wait {
+	usl_time started, heard;
+	usl_time quiet, max;
+};
+
+static inline void usl_progress_wait_start(struct usl_progress_wait *w, usl_time now,
+					   usl_time quiet, usl_time max)
+{
+	*w = (struct usl_progress_wait){ now, now, quiet, max };
+}
+
+static inline void usl_progress_wait_heard(struct usl_progress_wait *w, usl_time now)
+{
+	w->heard = now;
+}
+
+/* How long the wait may go on from now (<= 0: give up). */
+static inline usl_time usl_progress_wait_left(const struct usl_progress_wait *w, usl_time now)
+{
+	usl_time quiet_by = usl_time_add(w->heard, w->quiet);
+	usl_time max_by = usl_time_add(w->started, w->max);
+
+	return usl_time_sub(usl_time_cmp(quiet_by, max_by) < 0 ? quiet_by : max_by, now);
+}
+
 #endif

@@ -25,7 +25,10 @@
 #     every l2tpeth has the same index, name, MTU and flags;
 #   - both daemons' `tunnel list` and `session list` are what they were
 #     (uptimes aside), the restarted one says it adopted every tunnel and
-#     session, and its kernel data plane claimed them all (none deleted);
+#     session, and its kernel data plane claimed them all (none deleted)
+#     and found each session in the kernel; a kernel session put by hand on
+#     one of B's tunnels before its first restart, which no session claims,
+#     is deleted by that restart;
 # then new sessions come up on the old tunnels (from A and from B) and carry
 # traffic.  A capture of the control traffic on A's link from after the
 # bring-up to then holds no StopCCN, CDN or SCCRQ.  An adopted interface or
@@ -132,13 +135,27 @@ grep -q '"l2tpeth' "$W/base.snap" && [ "$(links "$NSA" | jq length)" = "$NL" ] &
 	[ "$(links "$NSB" | jq length)" = "$NL" ]
 log_test $? "the reference: $NL l2tpeth and VLAN links in each namespace, the genl dumps, both daemons' lists"
 
-# the kernel data plane's line once the adoption is over (dp_kernel_handover.c)
-swept="kernel: handover: adopted $T tunnels and $NS sessions; deleting 0 tunnels and 0 sessions"
+# the kernel data plane's lines once the adoption is over, and once each
+# adopted session was looked up and the kernel swept (dp_kernel_handover.c)
+claimed="kernel: handover: adopted $T tunnels and $NS sessions; deleting 0 tunnels nobody claimed"
+looked="kernel: handover: $NS adopted sessions looked up in the kernel, 0 lost; "
+swept_last() { grep "$looked" "$W/$1.log" | tail -n 1 | grep -Eo '[0-9]+ kernel sessions nobody claimed'; }
+# an orphan for B's first restart: a kernel session on one of its tunnels
+# that no session of B's claims (as a call the old process was clearing)
+T1B=$(ctlj a tunnel show name t1 | jq -r .peer_tunnel_id)
+ORPHAN=4000000001
 n=0 ra=0 rb=0
 for who in $(for i in $(seq 1 "$ROUNDS"); do echo b a; done); do
 	n=$((n + 1))
 	if [ $who = a ]; then ra=$((ra + 1)) peer=b; r=$ra; else rb=$((rb + 1)) peer=a; r=$rb; fi
 	pid=$(pid_of $who)
+	orphans=0
+	if [ $n = 1 ]; then
+		ip -n "$NSB" l2tp add session name l2tporphan tunnel_id "$T1B" session_id $ORPHAN \
+			peer_session_id 1 && expect_count $((NS + 1)) k_sessions "$NSB"
+		log_test $? "before restart 1: a kernel session $ORPHAN on B's tunnel $T1B that no session claims"
+		orphans=1
+	fi
 	t0=$(date +%s%N)
 	out=$(ctl $who -j -t $CTL_T restart)
 	rc=$?
@@ -149,9 +166,16 @@ for who in $(for i in $(seq 1 "$ROUNDS"); do echo b a; done); do
 	log_test $? "restart $n ($who #$r): answered, same process $pid, $T tunnels and $NS sessions adopted"
 	[ $rc = 0 ] || echo "  l2tpv3ctl restart: $out"
 	[ "$(grep -c "restart: adopted $T tunnels, $NS sessions" "$W/$who.log")" = "$r" ] &&
-		wait_until 20 test "$(grep -c "$swept" "$W/$who.log")" = "$r" &&
+		[ "$(grep -c "$claimed" "$W/$who.log")" = "$r" ] &&
+		wait_until 60 test "$(grep -c "$looked" "$W/$who.log")" = "$r" &&
+		[ "$(swept_last $who)" = "$orphans kernel sessions nobody claimed" ] &&
 		! grep -q "not adopted" "$W/$who.log"
-	log_test $? "restart $n ($who #$r): its log: all adopted, by the daemon and the kernel data plane, none deleted"
+	log_test $? "restart $n ($who #$r): its log: all adopted, by the daemon and the kernel data plane, each session found in the kernel, $orphans orphan kernel sessions deleted"
+	if [ $orphans = 1 ]; then
+		wait_until 20 expect_count "$NS" k_sessions "$NSB" &&
+			! ip -n "$NSB" -j l2tp show session | jq -e --argjson s $ORPHAN 'any(.[]; .session_id == $s)' >/dev/null
+		log_test $? "restart $n ($who #$r): the orphan kernel session $ORPHAN is gone, the $NS adopted ones are there"
+	fi
 	if [ "${KT_RESTART_DIFF:-each}" != last ] || [ "$n" = $((2 * ROUNDS)) ]; then
 		snap "$W/after.snap"
 		diff "$W/base.snap" "$W/after.snap" > "$W/diff.txt"
@@ -171,7 +195,6 @@ for t in $(seq 1 "$T"); do
 	out=$(ctlj a session create tunnel name "t$t" name "new$t") &&
 		[ "$(jq -r .state <<<"$out")" = established ] && ok=$((ok + 1))
 done
-T1B=$(ctlj a tunnel show name t1 | jq -r .peer_tunnel_id)
 out=$(ctlj b session create tunnel "$T1B" name new-b) && [ "$(jq -r .state <<<"$out")" = established ] &&
 	ok=$((ok + 1))
 NEW=$((T + 1))

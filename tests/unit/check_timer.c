@@ -395,6 +395,36 @@ START_TEST(test_time_helpers)
 }
 END_TEST
 
+/*
+ * A wait on an answer in many parts (a 10,000-tunnel netlink dump under
+ * emulation took more than its 5 s): each part heard gives it `quiet`
+ * again, silence ends it, and `max` bounds it whatever comes.
+ */
+START_TEST(test_progress_wait)
+{
+	struct usl_progress_wait w;
+	usl_time t = usl_time_s(100);
+
+	usl_progress_wait_start(&w, t, usl_time_s(5), usl_time_s(60));
+	ck_assert_int_eq(usl_time_to_ms(usl_progress_wait_left(&w, t)), 5000);
+	/* a part every 4 s: 40 s in all, well past the quiet bound, goes on */
+	for (int i = 0; i < 10; i++) {
+		t = usl_time_add(t, usl_time_s(4));
+		ck_assert_int_gt(usl_progress_wait_left(&w, t).ns, 0);
+		usl_progress_wait_heard(&w, t);
+	}
+	ck_assert_int_eq(usl_time_to_ms(usl_progress_wait_left(&w, t)), 5000);
+	/* silence: given up once quiet has passed since the last part */
+	ck_assert_int_gt(usl_progress_wait_left(&w, usl_time_add(t, usl_time_ms(4999))).ns, 0);
+	ck_assert_int_le(usl_progress_wait_left(&w, usl_time_add(t, usl_time_s(5))).ns, 0);
+	/* parts that never stop: max ends it, 60 s after the start at 100 s */
+	t = usl_time_s(158);
+	usl_progress_wait_heard(&w, t);
+	ck_assert_int_eq(usl_time_to_ms(usl_progress_wait_left(&w, t)), 2000);
+	ck_assert_int_le(usl_progress_wait_left(&w, usl_time_s(160)).ns, 0);
+}
+END_TEST
+
 /* The coarse clock is the monotonic one as of the last tick: never ahead, at most a tick behind. */
 START_TEST(test_coarse_clock)
 {
@@ -434,6 +464,7 @@ static Suite *timer_suite(void)
 	tcase_add_test(tc, test_two_sets);
 	tcase_add_test(tc, test_time_helpers);
 	tcase_add_test(tc, test_coarse_clock);
+	tcase_add_test(tc, test_progress_wait);
 	suite_add_tcase(s, tc);
 	return s;
 }
