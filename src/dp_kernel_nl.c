@@ -499,12 +499,13 @@ int nl_sync(int quiet_ms)
 		}
 		if (poll(p, 2, (int)(left < INT_MAX ? left : INT_MAX)) <= 0)	/* closed fd (-1): skipped */
 			continue;
-		usl_progress_wait_heard(&w, usl_clock_now(&usl_clock_monotonic));
-		heard++;
 		if (p[0].revents)
 			nl_read(&kdp.gnl);
 		if (p[1].revents)
 			nl_read(&kdp.rtnl);
+		/* after the reads: a read can be long (the kernel makes a dump's parts in it) */
+		usl_progress_wait_heard(&w, usl_clock_now(&usl_clock_monotonic));
+		heard++;
 	}
 	return 0;
 }
