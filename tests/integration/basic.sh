@@ -53,6 +53,9 @@ rc=$?; SID=$(jq -r .session_id <<<"$out"); PSID=$(jq -r .peer_session_id <<<"$ou
 [ $rc = 0 ] && [ "$(jq -r .state <<<"$out")" = established ] && [ "$PSID" -gt 0 ]
 log_test $? "session create from A: established (id $SID, peer $PSID)"
 
+# A's create returns once A sent its ICCN: B's session is up when B has read it
+b_up() { [ "$(ctlj b session show "$PSID" | jq -r .state)" = established ]; }
+wait_until 20 b_up
 bs=$(ctlj b session show "$PSID"); as=$(ctlj a session show "$SID")
 [ "$(jq -r .state <<<"$bs")" = established ] && [ "$(jq -r .peer_session_id <<<"$bs")" = "$SID" ] &&
 	[ "$(jq -r .remote_end_id <<<"$bs")" = pw1 ] &&

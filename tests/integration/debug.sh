@@ -27,8 +27,10 @@ grep -q "info: trace tunnel lacs/a ([0-9]*): rx ICRQ ccid [0-9]* Ns [0-9]* Nr [0
 	grep -q "debug: .*idle -> wait-connect" "$W/b.log"
 log_test $? "a session on it: its ICRQ and ICRP traced, decoded; the debug lines of its handling logged"
 
+# A's create returns once A sent its ICCN: B's session is up when B has read it
+b_logged() { grep -q "$1" "$W/b.log"; }
 ctl a session create tunnel name t2 name s2 remote-end-id pw-2 >/dev/null &&
-	grep -q "info: session lacs/pw-2 ([0-9]*): up: tunnel lacs/a:2" "$W/b.log" &&
+	wait_until 20 b_logged "info: session lacs/pw-2 ([0-9]*): up: tunnel lacs/a:2" &&
 	[ "$(traces 'lacs/a:2')" = 0 ]
 log_test $? "a session on the other tunnel: up, and nothing of it traced"
 
@@ -42,7 +44,7 @@ log_test $? "B traced s1's ICCN and acknowledged it"
 n=$(traces lacs/a)
 ctl b debug off tunnel name lacs/a >/dev/null &&
 	ctl a session create tunnel name t1 name s3 remote-end-id pw-3 >/dev/null &&
-	grep -q "info: session lacs/pw-3 ([0-9]*): up" "$W/b.log" && [ "$(traces lacs/a)" = "$n" ]
+	wait_until 20 b_logged "info: session lacs/pw-3 ([0-9]*): up" && [ "$(traces lacs/a)" = "$n" ]
 log_test $? "debug off: the next session on lacs/a comes up untraced ($n trace lines before and after)"
 
 ctl b debug on peer $A_ADDR >/dev/null && ctl a tunnel create peer $B_ADDR name t3 >/dev/null &&

@@ -22,7 +22,7 @@ for i in $(seq 1 $N); do
 	ctl a tunnel create peer $B_ADDR name t$i >/dev/null &&
 		ctl a session create tunnel name t$i name s$i >/dev/null || break
 done
-expect_count $N count_sessions b established &&
+wait_until 20 expect_count $N count_sessions b established &&
 	ctlj a tunnel list | jq -e --argjson n $N '[.tunnels[] | select(.auth == "md5" and .failover == "none")] | length == $n' >/dev/null
 log_test $? "$N authenticated tunnels with a session each, failover negotiated"
 recorded() { ctlj "$1" show daemon | jq -e --argjson n $N '.failover.recorded_tunnels == $n and .failover.write_pending == false' >/dev/null; }

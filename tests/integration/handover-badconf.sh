@@ -71,7 +71,8 @@ for i in $(seq 1 10); do
 	echo "session create tunnel name t$i name t$i-b remote-end-id t$i-b"
 done > "$W/s.batch"
 ctl a -q -b "$W/t.batch" && ctl a -q -b "$W/s.batch" &&
-	expect_count 11 count_tunnels b established && expect_count 22 count_sessions b established
+	wait_until 20 expect_count 11 count_tunnels b established &&
+	wait_until 20 expect_count 22 count_sessions b established
 log_test $? "10 more tunnels of 2 sessions each: 11 tunnels and 22 sessions on B"
 
 # What must not move across a restart (IDs, names, states, peers, interfaces)

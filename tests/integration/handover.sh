@@ -39,7 +39,8 @@ for i in $(seq 1 20); do
 	echo "session create tunnel name t$i name t$i-b remote-end-id t$i-b"
 done > "$W/s.batch"
 ctl a -q -b "$W/t.batch" && ctl a -q -b "$W/s.batch" &&
-	expect_count 21 count_tunnels b established && expect_count 42 count_sessions b established
+	wait_until 20 expect_count 21 count_tunnels b established &&
+	wait_until 20 expect_count 42 count_sessions b established
 log_test $? "20 more tunnels of 2 sessions each: 21 tunnels and 42 sessions on B"
 
 start_capture "$NSB" veth1 "$W/ho.pcap"
@@ -108,9 +109,11 @@ grep -qx 'l2tpv3d_start_info{kind="restarted"} 1' "$W/b.prom" &&
 log_test $? "B's metrics: started by a restart, 3 in a row, 21 tunnels adopted, none dropped"
 
 # New work on the old tunnels, both ways
+# A's create returns once A sent its ICCN: B's session is up when B has read it
+b_has_new_a() { ctlj b session show "$NEWB" | jq -e '.state == "established" and .remote_end_id == "new-a"'; }
 out=$(ctlj a session create tunnel name t1 name new-a remote-end-id new-a)
 [ "$(jq -r .state <<<"$out")" = established ] && NEWB=$(ctlj a session show name new-a | jq -r .peer_session_id) &&
-	ctlj b session show "$NEWB" | jq -e '.state == "established" and .remote_end_id == "new-a"' >/dev/null
+	wait_until 20 b_has_new_a
 log_test $? "a session from A on an old tunnel after 6 restarts"
 T1B=$(ctlj a tunnel show name t1 | jq -r .peer_tunnel_id)
 out=$(ctlj b session create tunnel "$T1B" name new-b)

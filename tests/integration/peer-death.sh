@@ -21,7 +21,8 @@ log_test $? "static tunnel st up"
 for i in 1 2; do ctl a tunnel create peer $B_ADDR >/dev/null || break; done
 T=$(ctlj a tunnel list | jq -r '[.tunnels[] | select(.name == "")][0].tunnel_id')
 ctl a session create tunnel "$T" >/dev/null
-expect_count 3 count_tunnels b established && expect_count 1 count_sessions b established
+wait_until 20 expect_count 3 count_tunnels b established &&
+	wait_until 20 expect_count 1 count_sessions b established
 log_test $? "3 tunnels and a session up"
 
 sleep 2.5

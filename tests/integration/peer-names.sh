@@ -25,7 +25,9 @@ T2B=$(ctlj a tunnel show name t2 | jq .peer_tunnel_id)
 	[ "$(ctlj b tunnel show "$T2B" | jq -r .name)" = lacs/a:2 ] &&
 	[ "$(ctlj b tunnel show name lacs/a | jq .tunnel_id)" = "$T1B" ]
 log_test $? "B names them lacs/a and lacs/a:2, and finds them by those names"
-ctlj b session show name lacs/cust-a | jq -e '.remote_end_id == "cust-a" and .state == "established"' >/dev/null
+# A's create returns once A sent its ICCN: B's session is up when B has read it
+b_established() { ctlj b session show name lacs/cust-a | jq -e '.remote_end_id == "cust-a" and .state == "established"' >/dev/null; }
+wait_until 20 b_established
 log_test $? "B's session is lacs/cust-a"
 grep -q "info: session lacs/cust-a ([0-9]*): up: tunnel lacs/a ([0-9]*)" "$W/b.log"
 log_test $? "B's log names the customer"

@@ -34,7 +34,7 @@ outside=$(jq '[.tunnels[].local | select(test(":400[0-9][0-9]$") | not)] | lengt
 log_test $? "the rest share the 10 ports ($ports used, $outside elsewhere), and the log says why"
 h0=$(ctlj b stats | jq '(.global.msgs_in.HELLO // 0)')
 t=$(ctlj a tunnel list | jq -r '[.tunnels[] | .tunnel_id] | last')
-ctl a session create tunnel "$t" >/dev/null && [ "$(count_sessions b established)" = 1 ]
+ctl a session create tunnel "$t" >/dev/null && wait_until 20 expect_count 1 count_sessions b established
 log_test $? "a session on a tunnel sharing a port comes up"
 ctl a tunnel delete "$t" >/dev/null
 wait_until 5 expect_count 19 count_tunnels b established

@@ -26,7 +26,7 @@ tunnel_up() {	# tunnel_up NAME: A's tunnel NAME is established
 ctl a tunnel create peer $B_ADDR name t1 >/dev/null &&
 	ctl a session create tunnel name t1 name s1 remote-end-id pw1 >/dev/null &&
 	ctl a session create tunnel name t1 name s2 remote-end-id pw2 >/dev/null &&
-	expect_count 2 count_sessions b established
+	wait_until 20 expect_count 2 count_sessions b established
 log_test $? "t1 with pw1 and pw2 up"
 
 # --- a Remote End ID no longer listed: its session is cleared -----------------

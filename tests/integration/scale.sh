@@ -27,7 +27,8 @@ log_test $? "$((2 * N)) session creates succeed"
 
 expect_count "$N" count_tunnels a established && expect_count "$N" count_tunnels b established
 log_test $? "$N tunnels established on both sides"
-expect_count $((2 * N)) count_sessions a established && expect_count $((2 * N)) count_sessions b established
+expect_count $((2 * N)) count_sessions a established &&
+	wait_until 30 expect_count $((2 * N)) count_sessions b established
 log_test $? "$((2 * N)) sessions established on both sides"
 d=$(ctlj b show daemon)
 [ "$(jq .tunnels_established <<<"$d")" = "$N" ] && [ "$(jq .sessions_established <<<"$d")" = $((2 * N)) ]
