@@ -192,6 +192,9 @@ journal() { in_ct journalctl -q --no-pager -o cat "$@"; }
 # grep leaving at the first match kills journalctl with SIGPIPE, which
 # pipefail turns into a failure whenever the match is not near the end.
 in_journal() { journal -u l2tpv3d.service | grep -c -- "$1" >/dev/null; }
+# has GREP-ARGS: stdin matches, read to its end (for the same reason: every
+# `CMD | grep -q` here is `CMD | has`)
+has() { grep -c "$@" >/dev/null; }
 # pid_logged PID PATTERN: PID's lines have it.  By PID, not by unit, for what
 # a process logs first: journald may take the first lines of a stdout
 # stream for init.scope's (the stream opened before systemd moved the
@@ -254,7 +257,7 @@ fi
 PID=$(prop MainPID)
 wait_until 5 notified "$PID" "READY=1"	# journald may lag a little
 log_test $? "systemd got READY=1 from the daemon (PID $PID)"
-prop StatusText | grep -q "data plane $MODE"
+prop StatusText | has "data plane $MODE"
 log_test $? "status text from the daemon: '$(prop StatusText)'"
 
 out=$(in_ct systemd-analyze verify --man=no /lib/systemd/system/l2tpv3d.service 2>&1)
@@ -330,7 +333,7 @@ lac_start() { in_ct systemd-run -q --unit="$1" -p Type=notify /usr/sbin/l2tpv3d 
 lac() { in_ct l2tpv3ctl -s /run/lac/lac.ctl "$@"; }
 lac_start pkgtest-lac0
 lns_refused() { in_journal 'SCCRQ from 192\.0\.2\.20.* refused'; }
-wait_until 10 lns_refused && ! ctl tunnel list | grep -q ' established '
+wait_until 10 lns_refused && ! ctl tunnel list | has ' established '
 log_test $? "the packaged file refuses every tunnel (no peers): the LAC is refused"
 in_ct systemctl stop pkgtest-lac0
 # what the file's header tells an LNS's operator: the #+ lines, a secret
@@ -341,8 +344,8 @@ in_ct systemctl reload l2tpv3d.service
 log_test $? "its LNS example enabled, secret set: systemctl reload succeeds (rc 0)"
 lac_start pkgtest-lac
 lns_up() {
-	ctl tunnel list | grep -q ' established .*192\.0\.2\.20:' &&
-		ctl session list | grep -q ' established '
+	ctl tunnel list | has ' established .*192\.0\.2\.20:' &&
+		ctl session list | has ' established '
 }
 wait_until 10 lns_up
 log_test $? "a LAC's static tunnel and session come up on it (sha1 digest)"
@@ -355,19 +358,19 @@ nreloading() { journal -u l2tpv3d.service | grep -c "Got notification message fr
 n0=$(nreloading)
 in_ct systemctl reload l2tpv3d.service
 rc=$?
-reloaded() { ctl show daemon | grep -q '^hostname: *lns-reloaded$'; }
+reloaded() { ctl show daemon | has '^hostname: *lns-reloaded$'; }
 [ $rc = 0 ] && wait_until 5 reloaded
 log_test $? "systemctl reload: the new hostname is applied"
 reload_notified() { [ "$(nreloading)" -gt "$n0" ] && active; }
 wait_until 5 reload_notified && [ "$(prop MainPID)" = "$PID" ] &&
-	ctl tunnel list | grep -q "^$TID .* established "
+	ctl tunnel list | has "^$TID .* established "
 log_test $? "RELOADING=1 then READY=1 (active again), same PID, the tunnel untouched"
 in_ct cp /etc/l2tpv3d/l2tpv3d.conf /run/good.conf
 in_ct sh -c 'echo "global = { udp_prot = 1; };" > /etc/l2tpv3d/l2tpv3d.conf'
 in_ct systemctl reload l2tpv3d.service
 rc=$?
 refused() { in_journal "reload: .*udp_prot.*keeping the running configuration"; }
-wait_until 5 refused && active && ctl tunnel list | grep -q "^$TID .* established " && reloaded
+wait_until 5 refused && active && ctl tunnel list | has "^$TID .* established " && reloaded
 log_test $? "a bad file at reload is refused, the daemon stays active with its tunnel and config"
 [ $rc != 0 ]
 log_test $? "systemctl reload of a refused file fails (rc $rc), through l2tpv3ctl reload"
@@ -517,16 +520,16 @@ in_ct cp "$CONF" /run/good.conf &&
 log_test $? "$CONF broken: an unknown setting (l2tpv3d -n refuses it)"
 handed_over "systemctl restart l2tpv3d.service"
 # (journald writes what it is sent a moment later: its line is waited for)
-refused_at_err() { journal -u l2tpv3d.service -p err | grep -q "configuration file $CONF refused: .*no_such_setting"; }
+refused_at_err() { journal -u l2tpv3d.service -p err | has "configuration file $CONF refused: .*no_such_setting"; }
 ctlj show daemon | jq -e --arg f "$CONF" '.config_source == "previous" and
 	(.config_refused | startswith($f + ":") and test("no_such_setting"))' >/dev/null &&
-	ctl metrics | grep -qx 'l2tpv3d_config_file_refused 1' &&
+	ctl metrics | has -x 'l2tpv3d_config_file_refused 1' &&
 	wait_until 30 refused_at_err &&
 	[ "$(prop ActiveState)" = active ]
 log_test $? "the refused file: show daemon config_source previous ($(ctlj show daemon | jq -c '[.config_source, .config_refused]')), the metric $(ctl metrics | grep '^l2tpv3d_config_file_refused '), the journal at err; the unit active"
 in_ct cp /run/good.conf "$CONF" && in_ct systemctl reload l2tpv3d.service &&
 	ctlj show daemon | jq -e '.config_source == "file" and (has("config_refused") | not)' >/dev/null &&
-	ctl metrics | grep -qx 'l2tpv3d_config_file_refused 0' && lns_all_up
+	ctl metrics | has -x 'l2tpv3d_config_file_refused 0' && lns_all_up
 log_test $? "the file fixed, systemctl reload: config_source file, the metric 0, 5 tunnels and 10 sessions on"
 PID=$(prop MainPID)
 
@@ -542,7 +545,7 @@ rc=$?
 log_test $? "systemctl stop: inactive, result success ($((SECONDS - t0)) s)"
 wait_until 5 notified "$PID" "STOPPING=1"
 log_test $? "systemd got STOPPING=1"
-lac_down() { ! lac tunnel list | grep -q ' established '; }
+lac_down() { ! lac tunnel list | has ' established '; }
 logged_stop() { in_journal "info: stopped"; }
 wait_until 5 lac_down && wait_until 5 logged_stop
 log_test $? "the daemon closed its tunnel (the LAC's is down) and logged 'stopped'"
