@@ -38,6 +38,12 @@ jq_count() {
 	jq -s "[.[] | $2] | length" "$1"
 }
 
+# jq_distinct FILE FILTER: how many distinct values the filter gives over
+# the JSON lines of FILE (a message and its retransmissions count once).
+jq_distinct() {
+	jq -s "[.[] | $2] | unique | length" "$1"
+}
+
 # jq_check FILE FILTER: true when the filter gives at least one value over
 # the JSON lines of FILE and every value is true (select() what to check).
 jq_check() {
