@@ -532,16 +532,11 @@ static void adopt_check_done(struct kreq *r, int err, const char *ext)
 /* Asked once the session is adopted: the answer comes in the loop's first turns. */
 static void adopt_check(struct ksession *ks)
 {
-	struct nlmsghdr *nlh = l2tp_msg(L2TP_CMD_SESSION_GET, NLM_F_ACK);
-
-	mnl_attr_put_u32(nlh, L2TP_ATTR_CONN_ID, ks->tid);
-	mnl_attr_put_u32(nlh, L2TP_ATTR_SESSION_ID, ks->sid);
-	if (kreq_submit(nlh, ks, adopt_check_done, adopt_check_data) == NULL) {
+	if (!session_get_as(ks, adopt_check_done, adopt_check_data)) {
 		log_warnx("session %u: adopted without a look at its kernel session: out of memory",
 			  ks->sid);
 		return;
 	}
-	ks->refs++;
 	kdp.adopt_checking++;
 }
 

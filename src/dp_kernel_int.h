@@ -271,6 +271,7 @@ void links_del(struct ksession *ks);
 struct ksession *links_find(unsigned ifindex);
 
 /* dp_kernel_stats.c: statistics, modify, describe */
+bool session_get_as(struct ksession *ks, kreq_done_fn done, kreq_data_fn data);
 bool session_get(struct ksession *ks, kreq_done_fn done);
 void on_cookie_timer(struct usl_timer *tm);
 void cookie_watch(struct ksession *ks);

@@ -95,17 +95,23 @@ static void stats_done(struct kreq *r, int err, const char *ext)
 	ks_put(ks);
 }
 
-/* A SESSION_GET (doit) of ks: its counters refresh the cache; false when out of memory. */
-bool session_get(struct ksession *ks, kreq_done_fn done)
+/* A SESSION_GET (doit) of ks, its answer to data; holds ks; false when out of memory. */
+bool session_get_as(struct ksession *ks, kreq_done_fn done, kreq_data_fn data)
 {
 	struct nlmsghdr *nlh = l2tp_msg(L2TP_CMD_SESSION_GET, NLM_F_ACK);
 
 	mnl_attr_put_u32(nlh, L2TP_ATTR_CONN_ID, ks->tid);
 	mnl_attr_put_u32(nlh, L2TP_ATTR_SESSION_ID, ks->sid);
-	if (kreq_submit(nlh, ks, done, stats_data) == NULL)
+	if (kreq_submit(nlh, ks, done, data) == NULL)
 		return false;
 	ks->refs++;
 	return true;
+}
+
+/* A SESSION_GET (doit) of ks: its counters refresh the cache; false when out of memory. */
+bool session_get(struct ksession *ks, kreq_done_fn done)
+{
+	return session_get_as(ks, done, stats_data);
 }
 
 /* One SESSION_GET at a time per session; the cache answers meanwhile. */
