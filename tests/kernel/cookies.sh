@@ -38,6 +38,7 @@ stat_above() { [ "$(stat_of "$1" "$2" "$3")" -gt "$4" ]; }
 out=$(ctlj a tunnel create peer $B_ADDR); TID=$(jq -r .tunnel_id <<<"$out")
 out=$(ctlj a session create tunnel "$TID"); rc=$?
 SA=$(jq -r .session_id <<<"$out"); SB=$(jq -r .peer_session_id <<<"$out")
+wait_until 20 session_up b "$SB" || rc=1
 ca=($(daemon_cookies a "$SA")); cb=($(daemon_cookies b "$SB"))
 [ $rc = 0 ] && [ ${#ca[0]} = 8 ] && [ ${#ca[1]} = 16 ] && [ "${ca[0]}" = "${cb[1]}" ] && [ "${ca[1]}" = "${cb[0]}" ]
 log_test $? "4/8-byte cookies assigned and crossed (A ${ca[0]}/${ca[1]}, B ${cb[0]}/${cb[1]})"
@@ -63,6 +64,7 @@ ctl a session delete "$S8" >/dev/null; wait_until 10 expect_count 1 k_sessions "
 # notice its session replaced behind its back and clear it (lost.sh).
 out=$(ctlj a session create tunnel "$TID" ifname ckw); rc=$?
 SW=$(jq -r .session_id <<<"$out"); SWB=$(jq -r .peer_session_id <<<"$out")
+wait_until 20 session_up b "$SWB" || rc=1
 cw=($(daemon_cookies b "$SWB"))
 IFW=$(ctlj b session show "$SWB" | jq -r .ifname); TB=$(ctlj b session show "$SWB" | jq -r .tunnel_id)
 [ $rc = 0 ] && [ ${#cw[0]} = 16 ] && ip -n "$NSB" link show "$IFW" >/dev/null

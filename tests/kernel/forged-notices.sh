@@ -24,7 +24,8 @@ start b "$NSB" && start a "$NSA"
 log_test $? "both daemons start"
 
 out=$(ctlj a tunnel create peer $B_ADDR); TID=$(jq -r .tunnel_id <<<"$out") PTID=$(jq -r .peer_tunnel_id <<<"$out")
-SA=$(ctlj a session create tunnel "$TID" | jq -r .session_id)
+out=$(ctlj a session create tunnel "$TID"); SA=$(jq -r .session_id <<<"$out") SB=$(jq -r .peer_session_id <<<"$out")
+wait_until 20 session_up b "$SB"
 KA=$(k_tunnel_ids "$NSA") KB=$(k_tunnel_ids "$NSB")
 [ "$KA" = "[[$TID,$PTID]]" ] && [ "$KB" = "[[$PTID,$TID]]" ] && expect_count 1 k_sessions "$NSA" &&
 	expect_count 1 k_sessions "$NSB" && pingable "$NSB" $PW_A

@@ -108,6 +108,11 @@ k_tunnel_ids() { ip -n "$1" -j l2tp show tunnel | jq -c '[.[] | [.tunnel_id, .pe
 k_session_ids() { ip -n "$1" -j l2tp show session | jq -c '[.[] | [.tunnel_id, .session_id, .peer_session_id, .interface]] | sort'; }
 # (a tunnel holding after StopCCN has no kernel object: established ones only)
 d_tunnel_ids() { ctlj "$1" tunnel list | jq -c '[.tunnels[] | select(.state == "established") | [.tunnel_id, .peer_tunnel_id]] | sort'; }
+# session_up NAME SID: NAME's session SID is established, its kernel session
+# made ("established" is the data plane's answer).  A's create returns once A
+# sent its ICCN; B's side follows a moment later: wait on this before
+# looking at B's session or kernel.
+session_up() { [ "$(ctlj "$1" session show "$2" 2>/dev/null | jq -r .state)" = established ]; }
 d_session_ids() { ctlj "$1" session list | jq -c '[.sessions[] | select(.state == "established") | [.tunnel_id, .session_id, .peer_session_id, .ifname]] | sort'; }
 
 # state_file NAME: the daemon's kernel tunnel record (not its .lock)

@@ -32,7 +32,8 @@ for spec in "$B_ADDR udp" "$B_ADDR6 udp" "$B_ADDR ip" "$B_ADDR6 ip"; do
 	T+=("$(ctlj a tunnel create peer "$1" encap "$2" | jq -r .tunnel_id)")
 done
 for t in "${T[@]}"; do ctlj a session create tunnel "$t" >/dev/null; ctlj a session create tunnel "$t" >/dev/null; done
-expect_count 4 k_tunnels "$NSA" && expect_count 8 k_sessions "$NSA" && same a "$NSA" && same b "$NSB"
+wait_until 20 expect_count 8 count_sessions b established &&
+	expect_count 4 k_tunnels "$NSA" && expect_count 8 k_sessions "$NSA" && same a "$NSA" && same b "$NSB"
 rc=$?; log_test $rc "4 tunnels (UDP/IP, v4/v6), 8 sessions: ip l2tp show == l2tpv3ctl on A and B"
 [ $rc = 0 ] || { show_diff a "$NSA"; show_diff b "$NSB"; }
 

@@ -103,7 +103,7 @@ log_test $? "A: ip l2tp del tunnel (UDP) is noticed and logged"
 wait_until 5 grep -q "tunnel [^ ]* ($PT): down: peer $A_ADDR, result 2 .*kernel tunnel $T deleted outside l2tpv3d" "$W/b.log"
 rc=$?; log_test $rc "B is told: StopCCN with result 2 and the reason"
 [ $rc = 0 ] || grep "tunnel $PT" "$W/b.log"
-grep -q "\"event\":\"tunnel-down\",\"tunnel_id\":$T,.*deleted outside" "$W/mon.a"
+wait_until 5 grep -q "\"event\":\"tunnel-down\",\"tunnel_id\":$T,.*deleted outside" "$W/mon.a"
 log_test $? "A's monitor gets tunnel-down with the reason"
 wait_until 20 replaced tunnel u "$T" &&
 	wait_until 20 all_up

@@ -48,7 +48,7 @@ age() { jq -r '.l2tpv3d_dataplane_stats_age_seconds // "absent"' "$W/$1.json"; }
 out=$(ctlj a tunnel create peer $B_ADDR); TID=$(jq -r .tunnel_id <<<"$out")
 out=$(ctlj a session create tunnel "$TID"); rc=$?
 SA=$(jq -r .session_id <<<"$out"); SB=$(jq -r .peer_session_id <<<"$out")
-[ $rc = 0 ] && [ "$(k_sessions "$NSA")" = 1 ] && [ "$(k_sessions "$NSB")" = 1 ]
+[ $rc = 0 ] && wait_until 20 session_up b "$SB" && [ "$(k_sessions "$NSA")" = 1 ] && [ "$(k_sessions "$NSB")" = 1 ]
 log_test $? "a pseudowire: session $SA on A, $SB on B, in both kernels"
 
 # A's first scrape: the session is there, up; its counters are not known yet

@@ -30,6 +30,7 @@ start a "$NSA"
 TID=$(ctlj a tunnel create peer $B_ADDR | jq -r .tunnel_id)
 out=$(ctlj a session create tunnel "$TID" pw ppp); rc=$?
 SA=$(jq -r .session_id <<<"$out"); SB=$(jq -r .peer_session_id <<<"$out"); IFA=$(jq -r .ifname <<<"$out")
+wait_until 20 session_up b "$SB" || rc=1
 IFB=$(ctlj b session show "$SB" | jq -r .ifname)
 [ $rc = 0 ] && ip -n "$NSA" -j l2tp show session | jq -e --argjson s "$SA" 'any(.[]; .session_id == $s)' >/dev/null
 log_test $? "PPP session up: kernel session $SA on A, pppd interfaces $IFA / $IFB"

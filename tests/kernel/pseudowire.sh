@@ -35,6 +35,7 @@ pw() {
 	out=$(ctlj a session create tunnel "$tid"); rc=$((rc + $?))
 	sid=$(jq -r .session_id <<<"$out"); psid=$(jq -r .peer_session_id <<<"$out")
 	ifa=$(jq -r .ifname <<<"$out")
+	wait_until 20 session_up b "$psid" || rc=1
 	ifb=$(ctlj b session show "$psid" | jq -r .ifname)
 	[ $rc = 0 ] && [ -n "$ifa" ] && [ -n "$ifb" ] && [ "$(k_sessions "$NSA")" = 1 ] &&
 		[ "$(k_sessions "$NSB")" = 1 ]
@@ -63,6 +64,7 @@ pw ip $B_ADDR6 1434 "IP/IPv6"
 out=$(ctlj a tunnel create peer $B_ADDR local $A_VLAN); tid=$(jq -r .tunnel_id <<<"$out")
 out=$(ctlj a session create tunnel "$tid" profile vlan)
 rc=$?; ifa=$(jq -r .ifname <<<"$out"); psid=$(jq -r .peer_session_id <<<"$out")
+wait_until 20 session_up b "$psid" || rc=1
 ifb=$(ctlj b session show "$psid" | jq -r .ifname)
 [ $rc = 0 ] && [[ $ifa == *.42 ]] && [[ $ifb == *.42 ]] &&
 	ip -n "$NSA" -d -j link show dev "$ifa" | jq -e '.[0].linkinfo.info_data.id == 42' >/dev/null &&
