@@ -38,7 +38,8 @@ log_test $? "a datagram from $B_ADDR:40000 to A's port $port: read and dropped, 
 
 dropped=$(nft_undrop "$NSB" sccrqdrop)
 up() { ctlj a tunnel show name redirected | jq -e '.state == "established"' >/dev/null; }
-wait_until "$UP_S" up && expect_count 1 count_tunnels b established
+# (A is up once it sent its SCCCN: B is when it has read it)
+wait_until "$UP_S" up && wait_until 20 expect_count 1 count_tunnels b established
 log_test $? "B listens again ($dropped SCCRQs dropped before): the next retransmission brings the tunnel up"
 wait $pc
 log_test $? "the CLI's tunnel create succeeds"

@@ -47,11 +47,14 @@ adv_victim() {
 	local out
 	out=$(ctlj a tunnel create peer $B_ADDR name victim "$@")
 	VTID=$(jq -r .tunnel_id <<<"$out") VPTID=$(jq -r .peer_tunnel_id <<<"$out")
-	[ "$(jq -r .state <<<"$out")" = established ]
+	# A's create returns once A sent its SCCCN: b's side is up (and the
+	# baseline below settled) when b has read it
+	[ "$(jq -r .state <<<"$out")" = established ] && wait_until 20 victim_up_at_b
 	log_test $? "victim tunnel established (a $VTID, b $VPTID)"
 	BASE_FDS=$(nfds b) BASE_TUNNELS=$(count_tunnels b)
 }
 
+victim_up_at_b() { ctlj b tunnel show "$VPTID" | jq -e '.state == "established"' >/dev/null; }
 nfds() { ls /proc/"$(pid_of "$1")"/fd | wc -l; }
 alive() { kill -0 "$(pid_of "$1")" 2>/dev/null && ctl "$1" show daemon >/dev/null; }
 replies_to_others() {
@@ -90,6 +93,13 @@ rx_seen() {	# rx_seen: datagrams b read, plus those its kernel dropped for a ful
 	ctlj b stats | jq -e '.global.rx_datagrams + .global.udp_rcvbuf_errors'
 }
 rx_seen_at_least() { local n; n=$(rx_seen) && [ "$n" -ge "$1" ]; }
+# (the count includes the victim tunnel's HELLOs and ZLBs: a check that
+# counts the forged datagrams exactly waits for its own counter too)
+drops() { ctlj b stats | jq ".global.drops[\"$1\"] // 0"; }
+rcvbuf_errors() { ctlj b stats | jq '.global.udp_rcvbuf_errors'; }
+# drops_reach KIND N [RB0]: b's drops of KIND, plus the datagrams its kernel
+# dropped for a full buffer since it counted RB0, reach N
+drops_reach() { [ $(( $(drops "$1") + $(rcvbuf_errors) - ${3:-$(rcvbuf_errors)} )) -ge "$2" ]; }
 adv_forge_seen() {
 	local n=$1 r0; shift
 	r0=$(rx_seen) || return 1

@@ -19,8 +19,9 @@ wait_until 10 half_open
 log_test $? "a forged SCCRQ from $A_ADDR:1701 holds a half-open connection on B's port 1701"
 
 out=$(ctlj a tunnel create peer $B_ADDR name real 2>&1)
-[ "$(jq -r .state <<<"$out" 2>/dev/null)" = established ] &&
-	expect_count 0 count_tunnels b wait-ctl-conn && expect_count 1 count_tunnels b established
+# A's create returns once A sent its SCCCN: B's tunnel is up when B has read it
+real_up_at_b() { expect_count 0 count_tunnels b wait-ctl-conn && expect_count 1 count_tunnels b established; }
+[ "$(jq -r .state <<<"$out" 2>/dev/null)" = established ] && wait_until 20 real_up_at_b
 log_test $? "the real LAC from port 1701 gets its tunnel at once; the forged half-open one gave way ($(tr -d "\n" <<<"$out" | head -c 80))"
 grep -q "a new SCCRQ from $A_ADDR:1701 takes the path of its half-open connection" "$W/b.log" &&
 	[ "$(ctlj b stats | jq .global.half_open_evicted)" -ge 1 ]

@@ -39,7 +39,8 @@ block_b_at_a
 ctl b tunnel create peer $A_ADDR name pending2 >/dev/null 2>&1 & pc=$!
 wait_until 5 sh -c "$C -s $W/b.ctl -j tunnel list | jq -e '.tunnels[] | select(.state == \"wait-ctl-reply\")'"
 adv_forge_seen 1 sccrq --dst $B_ADDR --src $A_ADDR --sport 40001 --tie-breaker 0000000000000000
-alive b && [ "$(count_tunnels b wait-ctl-reply)" = 0 ] && [ "$(count_tunnels b wait-ctl-conn)" = 1 ]
+lost_tie() { [ "$(count_tunnels b wait-ctl-reply)" = 0 ] && [ "$(count_tunnels b wait-ctl-conn)" = 1 ]; }
+alive b && wait_until 10 lost_tie
 log_test $? "b loses the tie break to an accepted SCCRQ: its own tunnel is discarded, no crash"
 ip netns exec "$NSA" nft delete table inet advblock
 # the forged winner never completes: when its SCCRPs run out, b opens its own

@@ -43,8 +43,9 @@ rc=$?; TID=$(jq -r .tunnel_id <<<"$out"); PTID=$(jq -r .peer_tunnel_id <<<"$out"
 [ $rc = 0 ] && [ "$(jq -r .state <<<"$out")" = established ] && [ "$TID" -gt 0 ]
 log_test $? "tunnel create from A: established (id $TID)"
 
-btun=$(ctlj b tunnel show "$PTID")
-[ "$(jq -r .state <<<"$btun")" = established ] && [ "$(jq -r .peer_tunnel_id <<<"$btun")" = "$TID" ] &&
+# A's create returns once A sent its SCCCN: B's tunnel is up when B has read it
+b_tunnel_up() { btun=$(ctlj b tunnel show "$PTID") && [ "$(jq -r .state <<<"$btun")" = established ]; }
+wait_until 20 b_tunnel_up && [ "$(jq -r .peer_tunnel_id <<<"$btun")" = "$TID" ] &&
 	[ "$(jq -r .peer_host_name <<<"$btun")" = a ] && [ "$(jq -r .peer_router_id <<<"$btun")" = $A_ADDR ]
 log_test $? "B sees the tunnel established with A's CCID, host name and router id"
 

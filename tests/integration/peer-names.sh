@@ -21,6 +21,8 @@ log_test $? "A opens two tunnels, a session with Remote End ID cust-a on the fir
 
 T1B=$(ctlj a tunnel show name t1 | jq .peer_tunnel_id)
 T2B=$(ctlj a tunnel show name t2 | jq .peer_tunnel_id)
+# B names a peer's tunnel when it comes up, once it has read A's SCCCN
+wait_until 20 expect_count 2 count_tunnels b established
 [ "$(ctlj b tunnel show "$T1B" | jq -r .name)" = lacs/a ] &&
 	[ "$(ctlj b tunnel show "$T2B" | jq -r .name)" = lacs/a:2 ] &&
 	[ "$(ctlj b tunnel show name lacs/a | jq .tunnel_id)" = "$T1B" ]
