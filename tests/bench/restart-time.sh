@@ -28,7 +28,7 @@ for i in $(seq 1 "$N"); do echo "session create tunnel name t$i name s$i"; done 
 t0=$(ms)
 ctl a -q -w 256 -b "$W/t.batch" && ctl a -q -w 256 -b "$W/s.batch" || { echo "bring-up failed"; exit 1; }
 echo "bring-up of $N tunnels and $N sessions: $(( $(ms) - t0 )) ms"
-expect_count "$N" count_tunnels b established && expect_count "$N" count_sessions b established ||
+wait_until 60 expect_count "$N" count_tunnels b established && wait_until 60 expect_count "$N" count_sessions b established ||
 	{ echo "not all up on B"; exit 1; }
 
 printf '%-4s %8s %10s %10s %11s %10s %9s %9s\n' run cli_ms settle_ms resume_ms restart_ms \

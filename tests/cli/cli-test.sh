@@ -621,9 +621,9 @@ awk 'BEGIN { for (i = 1; i <= 10000; i++) printf "tunnel create peer 192.0.2.2 n
 start=$(date +%s%N)
 run -s "$T/ooo.sock" -j -b "$T/batch10k"
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
-[ "$RC" = 0 ] && jq -se 'length == 10000 and all(.status == 0)' "$T/out" >/dev/null &&
-	[ "$ms" -lt 10000 ]
-check $? "batch: 10,000 lines in ${ms} ms (fake daemon included)"
+# (a figure, not a bound: the benchmarks time the batch path)
+[ "$RC" = 0 ] && jq -se 'length == 10000 and all(.status == 0)' "$T/out" >/dev/null
+check $? "batch: 10,000 lines, every answer read (${ms} ms, fake daemon included)"
 
 echo "cli-test: $TESTS_OK passed, $TESTS_FAIL failed"
 [ "$TESTS_FAIL" = 0 ]

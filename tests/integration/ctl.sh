@@ -151,8 +151,10 @@ out=$(ctl a -q -b "$W/q.batch" 2>"$W/q.err"); rc=$?
 log_test $? "-q -b: successes print nothing, the failure and the counts do, exit 2 for the bad line ($rc)"
 printf '%s\n' "tunnel delete name q1" "tunnel delete name q2" "tunnel delete name q0" > "$W/q2.batch"
 out=$(ctl a -j -q -b "$W/q2.batch"); rc=$?
+# (a deleted tunnel is listed, stopping, until its StopCCN is acknowledged)
+no_q() { [ "$(ctlj a tunnel list | jq '[.tunnels[] | select(.name | startswith("q"))] | length')" = 0 ]; }
 [ $rc = 0 ] && jq -e '.summary == {"commands": 3, "succeeded": 3, "failed": 0}' <<<"$out" >/dev/null &&
-	[ "$(ctlj a tunnel list | jq '[.tunnels[] | select(.name | startswith("q"))] | length')" = 0 ]
+	wait_until 20 no_q
 log_test $? "-j -q -b: one summary object, nothing else ($out)"
 out=$(ctl a -q tunnel create peer $B_ADDR name q3); rc=$?
 [ $rc = 0 ] && [ -z "$out" ] && ctl a -q tunnel delete name q3 && ! ctl a -q tunnel show name q3 2>/dev/null

@@ -113,7 +113,9 @@ for victim in b a; do
 		if command -v tshark >/dev/null; then
 			# the old connections' ports are ephemeral: decode one of them as L2TP
 			port=$(jq -r 'select(.type == "FSQ") | .src' "$W/fo.json" | head -1 | sed 's/.*://')
-			[ "$(tshark -r "$W/fo.pcap" -Y 'l2tp.avp.type == 77' 2>/dev/null | wc -l)" = "$N" ] &&
+			# one per connection (its Assigned CCID): a retransmission is a copy
+			[ "$(tshark -r "$W/fo.pcap" -Y 'l2tp.avp.type == 77' -T fields -e l2tp.avp.assigned_control_conn_id 2>/dev/null |
+				sort -u | wc -l)" = "$N" ] &&
 				tshark -r "$W/fo.pcap" -d "udp.port==$port,l2tp" -V \
 					-Y 'l2tp.avp.message_type == 21 || l2tp.avp.message_type == 22' 2>/dev/null |
 				grep -c "Failover Session State AVP" | grep -qx "[1-9][0-9]*"

@@ -113,15 +113,35 @@ table inet $table {
 }
 NFT
 }
-# nft_dropped NS TABLE: how many datagrams the table has dropped so far
+# nft_drop_first NS TABLE HOOK N MATCH...: drops the first N datagrams of
+# MATCH of each UDP port pair (a connection, one way), lets the rest pass:
+# "the first copy is lost, its retransmission gets through", whatever the
+# time between them (a drop ended by the test is late on a loaded machine)
+nft_drop_first() {
+	local ns=$1 table=$2 hook=$3 n=$4 i sets= rules=; shift 4
+	for i in $(seq 1 "$n"); do
+		sets="$sets
+	set s$i { typeof udp sport . udp dport; flags dynamic; }"
+		rules="$rules
+		meta l4proto udp $* udp sport . udp dport != @s$i add @s$i { udp sport . udp dport } counter drop"
+	done
+	ip netns exec "$ns" nft -f - <<NFT
+table inet $table {$sets
+	chain c { type filter hook $hook priority 0;$rules
+	}
+}
+NFT
+}
+# nft_dropped NS TABLE: how many datagrams the table has dropped so far (all its rules)
 nft_dropped() {
-	ip netns exec "$1" nft list table inet "$2" | sed -n 's/.*counter packets \([0-9]*\).*/\1/p'
+	ip netns exec "$1" nft list table inet "$2" | sed -n 's/.*counter packets \([0-9]*\).*/\1/p' |
+		awk '{ n += $1 } END { print n + 0 }'
 }
 # nft_dropped_at_least N NS TABLE
 nft_dropped_at_least() { local n; n=$(nft_dropped "$2" "$3") && [ "${n:-0}" -ge "$1" ]; }
 # nft_undrop NS TABLE: removes the table; prints how many datagrams it dropped
 nft_undrop() {
-	ip netns exec "$1" nft list table inet "$2" | sed -n 's/.*counter packets \([0-9]*\).*/\1/p'
+	nft_dropped "$1" "$2"
 	ip netns exec "$1" nft delete table inet "$2"
 }
 

@@ -27,7 +27,7 @@ up() { [ "$(jq -r .state <<<"$1" 2>/dev/null)" = established ]; }
 
 ok=0
 for n in 1 2 3; do out=$(open_v6 u$n); up "$out" || ok=1; done
-[ $ok = 0 ] && expect_count 3 count_tunnels b established
+[ $ok = 0 ] && wait_until 20 expect_count 3 count_tunnels b established	# (once B read the SCCCNs)
 log_test $? "an unlisted peer (peer_default) gets 3 tunnels"
 out=$(open_v6 u4)
 grep -q "StopCCN result 2 .*max_tunnels 5 reached for peers no entry names (reserved_tunnels 2 kept" <<<"$out"

@@ -76,8 +76,9 @@ got=$(members a spread)
 log_test $? "3000 tunnels through pool spread (weights 2:1:1): $got"
 by_peer=$(ctlj a tunnel list | jq -c '[.tunnels[] | select(.pool == "spread" and .state == "established")
 	| .peer | sub(":[0-9]+$"; "")] | group_by(.) | map(length)')
-[ "$by_peer" = "[1500,750,750]" ] && expect_count 1502 count_tunnels b1 established &&
-	expect_count 752 count_tunnels b2 established && expect_count 752 count_tunnels b3 established
+# (each LNS's side is up once it read A's SCCCN: a moment after A's)
+[ "$by_peer" = "[1500,750,750]" ] && wait_until 30 expect_count 1502 count_tunnels b1 established &&
+	wait_until 30 expect_count 752 count_tunnels b2 established && wait_until 30 expect_count 752 count_tunnels b3 established
 log_test $? "tunnel list and the LNSs agree: $by_peer established, each with its pool"
 
 for i in $(seq 1 3000); do echo "tunnel delete name c$i"; done > "$W/delete.batch"

@@ -23,7 +23,7 @@ retransmits() { ctlj b stats | jq '.global.retransmits // 0'; }
 at_least() { [ "$("${@:2}")" -ge "$1" ]; }
 
 peer_start $A_ADDR
-P connect && expect_count 1 count_tunnels b established
+P connect && wait_until 10 expect_count 1 count_tunnels b established	# (once B read the SCCCN)
 log_test $? "the peer's first connection is up"
 P disappear
 # HELLO after 2 s of silence, retransmitted at +1 s and +3 s

@@ -22,7 +22,7 @@ start b "$NSB" || exit 1
 counters() { ctlj b tunnel show "$(ctlj b tunnel list | jq '.tunnels[0].tunnel_id')" | jq '.. | .counters? // empty'; }
 
 peer_start $A_ADDR --rws 1024
-P connect && expect_count 1 count_tunnels b established
+P connect && wait_until 10 expect_count 1 count_tunnels b established	# (B's, once it read the SCCCN)
 log_test $? "the peer's connection is up (Receive Window 1024)"
 P set ack=0
 # each ICRQ acknowledges only the SCCRP (Nr 1), none of the ICRPs
