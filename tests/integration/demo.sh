@@ -152,7 +152,8 @@ log_test $? "bring-up: daemons and namespaces up, tunnels being created"
 kill -INT -- "-$DEMO_PID" 2>/dev/null
 wait_demo 60
 [ $RC = 130 ] && ! grep -q "^demo: stopping" "$T/sigint-bringup.out"
-log_test $? "Ctrl-C during bring-up: the demo exits 130 (exit $RC)"
+rc=$?; log_test $rc "Ctrl-C during bring-up: the demo exits 130 (exit $RC)"
+[ $rc = 0 ] || { echo "    the demo's last lines:"; tail -5 "$T/sigint-bringup.out" | sed 's/^/    /'; }
 check_clean sigint-bringup
 
 # 4. Ctrl-C at the --keep prompt: everything up, the demo waiting for Enter
