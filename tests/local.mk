@@ -6,9 +6,13 @@
 
 TESTS += $(UNIT_TESTS)
 # TEST_EXTENSIONS (.sh) and SH_LOG_COMPILER are set in src/proto/codec.mk.
+# CK_DEFAULT_TIMEOUT: a check test case without its own timeout gets 60 s,
+# not libcheck's 4 s (a deadline, not a measure: check_dp_state's
+# test_writer_full_tmpfs ran over 4 s beside two other test runs).
 AM_TESTS_ENVIRONMENT = \
 	top_srcdir='$(abs_top_srcdir)'; top_builddir='$(abs_top_builddir)'; \
-	export top_srcdir top_builddir;
+	CK_DEFAULT_TIMEOUT=$${CK_DEFAULT_TIMEOUT:-60}; \
+	export top_srcdir top_builddir CK_DEFAULT_TIMEOUT;
 EXTRA_DIST += tests/valgrind-wrap
 EXTRA_DIST += tests/fixtures/pcap/README.md tests/fixtures/pcap/cisco-rfgw10-l2tpv3-ip.pcap
 
