@@ -38,6 +38,8 @@
 #include "dp.h"
 #include "event.h"
 #include "l2tpv3d.h"
+#include "usl/escape.h"
+#include "usl/json.h"
 #include "usl/log.h"
 
 #define CTL_OUTPUT_PAUSE	(256u << 10)	/* more unread output than this: requests wait */
@@ -86,7 +88,7 @@ static struct log_ratelimit slow_rl = LOG_RATELIMIT_INIT(10, 5);
 
 /* The control socket's counters are l2tpd.ctl: metrics.c reads them without calling in here. */
 
-typedef void (*ctl_handler)(struct ctl_conn *c, int64_t id, json_object *args);
+typedef void (*ctl_handler)(struct ctl_conn *c, int64_t id, const struct usl_json_value *args);
 
 /* ---- replies ------------------------------------------------------------ */
 
@@ -333,96 +335,151 @@ struct argerr {
 	char msg[256];
 };
 
-static const char *arg_str(json_object *args, const char *k)
-{
-	json_object *v;
+/*
+ * The request being dispatched, read by usl_json into a document reused
+ * from line to line (requests are dispatched one at a time): json-c's
+ * tokener built and freed a tree, and made and freed a C locale, for each
+ * line, a third of the LAC's instructions in a batch.
+ */
+static struct usl_json req_doc;
 
-	if (args == NULL || !json_object_object_get_ex(args, k, &v) || v == NULL)
-		return NULL;
-	return json_object_get_string(v);
+/* The argument named k; NULL when absent or null. */
+static const struct usl_json_value *arg(const struct usl_json_value *args, const char *k)
+{
+	const struct usl_json_value *v = usl_json_get(&req_doc, args, k);
+
+	return v != NULL && v->type != USL_JSON_NULL ? v : NULL;
+}
+
+/* A scalar's text: a string's, or a number's or true/false as written. */
+static const char *arg_str(const struct usl_json_value *args, const char *k)
+{
+	const struct usl_json_value *v = arg(args, k);
+
+	return v != NULL ? v->text : NULL;
 }
 
 /*
  * "description": operator text, as the configuration takes it (printable,
  * shorter than CFG_DESC_MAX); *out NULL when absent.  false (msg set) when bad.
  */
-static bool arg_description(json_object *args, const char **out, struct argerr *e)
+static bool arg_description(const struct usl_json_value *args, const char **out, struct argerr *e)
 {
-	json_object *v;
-	const char *s;
-	size_t len;
+	const struct usl_json_value *v = arg(args, "description");
 
 	*out = NULL;
-	if (args == NULL || !json_object_object_get_ex(args, "description", &v) || v == NULL)
+	if (v == NULL)
 		return true;
-	if (!json_object_is_type(v, json_type_string)) {
+	if (v->type != USL_JSON_STRING) {
 		snprintf(e->msg, sizeof(e->msg), "'description' must be a string");
 		return false;
 	}
-	s = json_object_get_string(v);
-	len = (size_t)json_object_get_string_len(v);
-	if (len >= CFG_DESC_MAX) {
+	if (v->len >= CFG_DESC_MAX) {
 		snprintf(e->msg, sizeof(e->msg), "'description' is %zu characters (valid: at most %d)",
-			 len, CFG_DESC_MAX - 1);
+			 v->len, CFG_DESC_MAX - 1);
 		return false;
 	}
-	for (size_t i = 0; i < len; i++) {
-		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f) {
+	for (size_t i = 0; i < v->len; i++) {
+		if ((unsigned char)v->text[i] < 0x20 || v->text[i] == 0x7f) {
 			snprintf(e->msg, sizeof(e->msg), "'description' has a control character at "
 				 "offset %zu (valid: printable characters)", i);
 			return false;
 		}
 	}
-	*out = s;
+	*out = v->text;
 	return true;
 }
 
-/* u32 argument: *out untouched and true when absent; false (msg set) when bad. */
-static bool arg_u32(json_object *args, const char *k, uint32_t *out, struct argerr *e)
+/* A number, or a string of decimal digits, in 0..UINT32_MAX. */
+static bool value_u32(const struct usl_json_value *v, uint32_t *out)
 {
-	json_object *v;
-	int64_t n;
+	uint64_t n = 0;
 
-	if (args == NULL || !json_object_object_get_ex(args, k, &v) || v == NULL)
+	if (v->type == USL_JSON_INT) {
+		if (!v->in_range || v->i < 0 || v->i > UINT32_MAX)
+			return false;
+		*out = (uint32_t)v->i;
 		return true;
-	errno = 0;
-	n = json_object_get_int64(v);
-	if ((!json_object_is_type(v, json_type_int) && !json_object_is_type(v, json_type_string)) ||
-	    errno != 0 || n < 0 || n > UINT32_MAX ||
-	    (json_object_is_type(v, json_type_string) && n == 0 && strcmp(json_object_get_string(v), "0"))) {
-		snprintf(e->msg, sizeof(e->msg), "'%s' must be an unsigned 32-bit integer", k);
-		return false;
 	}
+	if (v->type != USL_JSON_STRING || v->len == 0 || v->len > 10)
+		return false;
+	for (size_t i = 0; i < v->len; i++) {
+		if (v->text[i] < '0' || v->text[i] > '9')
+			return false;
+		n = n * 10 + (uint64_t)(v->text[i] - '0');
+	}
+	if (n > UINT32_MAX)
+		return false;
 	*out = (uint32_t)n;
 	return true;
 }
 
-static bool arg_bool(json_object *args, const char *k, bool dflt)
+/* u32 argument: *out untouched and true when absent; false (msg set) when bad. */
+static bool arg_u32(const struct usl_json_value *args, const char *k, uint32_t *out, struct argerr *e)
 {
-	json_object *v;
+	const struct usl_json_value *v = arg(args, k);
 
-	if (args == NULL || !json_object_object_get_ex(args, k, &v) || v == NULL)
-		return dflt;
-	return json_object_get_boolean(v);
+	if (v == NULL || value_u32(v, out))
+		return true;
+	snprintf(e->msg, sizeof(e->msg), "'%s' must be an unsigned 32-bit integer", k);
+	return false;
 }
 
-static bool arg_check_known(json_object *args, const char *const *known, struct argerr *e)
+/* true/false; as json-c read them, a number is true when not 0 and a string when not empty. */
+static bool arg_bool(const struct usl_json_value *args, const char *k, bool dflt)
 {
+	const struct usl_json_value *v = arg(args, k);
+
+	if (v == NULL)
+		return dflt;
+	switch (v->type) {
+	case USL_JSON_BOOL:
+		return v->b;
+	case USL_JSON_INT:
+	case USL_JSON_NUMBER:
+		return v->d != 0;
+	case USL_JSON_STRING:
+		return v->len != 0;
+	default:
+		return false;
+	}
+}
+
+/* The one argument that takes a list (monitor's "events"); every other takes one value. */
+static bool arg_takes_list(const char *key)
+{
+	return strcmp(key, "events") == 0;
+}
+
+/* Every argument is one of known (names holding a NUL are none), of its kind of value. */
+static bool arg_check_known(const struct usl_json_value *args, const char *const *known,
+			    struct argerr *e)
+{
+	const struct usl_json_value *m;
+
 	if (args == NULL)
 		return true;
-	if (!json_object_is_type(args, json_type_object)) {
+	if (args->type != USL_JSON_OBJECT) {
 		snprintf(e->msg, sizeof(e->msg), "'args' must be an object");
 		return false;
 	}
-	json_object_object_foreach(args, key, val) {
+	for (m = usl_json_first(&req_doc, args); m != NULL; m = usl_json_next(&req_doc, m)) {
 		const char *const *k;
 
-		(void)val;
 		for (k = known; *k != NULL; k++)
-			if (strcmp(*k, key) == 0)
+			if (strcmp(*k, m->key) == 0 && strlen(*k) == m->key_len)
 				break;
 		if (*k == NULL) {
+			char key[96];
+
+			usl_str_escape(key, sizeof(key), m->key, m->key_len);
 			snprintf(e->msg, sizeof(e->msg), "unknown argument '%s'", key);
+			return false;
+		}
+		if ((m->type == USL_JSON_OBJECT || m->type == USL_JSON_ARRAY) &&
+		    !arg_takes_list(m->key)) {
+			snprintf(e->msg, sizeof(e->msg), "'%s' must be a single value, not %s",
+				 m->key, usl_json_type_name(m->type));
 			return false;
 		}
 	}
@@ -444,7 +501,7 @@ static const struct ref_keys session_by_ref = { "session_id", "name", false };
  * Reads the reference: false when it replied with the error.  True with
  * *oid (non-zero) or *oname set, or neither when optional and absent.
  */
-static bool arg_ref(struct ctl_conn *c, int64_t id, json_object *args,
+static bool arg_ref(struct ctl_conn *c, int64_t id, const struct usl_json_value *args,
 		    const struct ref_keys *k, uint32_t *oid, const char **oname)
 {
 	struct argerr e;
@@ -473,7 +530,7 @@ static bool arg_ref(struct ctl_conn *c, int64_t id, json_object *args,
  * one.  False when it replied with the error; true with *out NULL when the
  * reference is optional and absent.
  */
-static bool arg_tunnel(struct ctl_conn *c, int64_t id, json_object *args,
+static bool arg_tunnel(struct ctl_conn *c, int64_t id, const struct usl_json_value *args,
 		       const struct ref_keys *k, struct tunnel **out)
 {
 	char err[1024];
@@ -491,7 +548,7 @@ static bool arg_tunnel(struct ctl_conn *c, int64_t id, json_object *args,
 }
 
 /* The usual start of a handler on one tunnel: known arguments only, then the tunnel. */
-static bool tunnel_request(struct ctl_conn *c, int64_t id, json_object *args,
+static bool tunnel_request(struct ctl_conn *c, int64_t id, const struct usl_json_value *args,
 			   const char *const *known, const struct ref_keys *k, struct tunnel **out)
 {
 	struct argerr e;
@@ -504,7 +561,7 @@ static bool tunnel_request(struct ctl_conn *c, int64_t id, json_object *args,
 }
 
 /* The session a request names, as arg_tunnel(); sessions are never optional. */
-static struct session *arg_session(struct ctl_conn *c, int64_t id, json_object *args)
+static struct session *arg_session(struct ctl_conn *c, int64_t id, const struct usl_json_value *args)
 {
 	struct session *s;
 	char err[1024];
@@ -521,7 +578,7 @@ static struct session *arg_session(struct ctl_conn *c, int64_t id, json_object *
 /* ---- tunnel commands ---------------------------------------------------- */
 
 /* Applies the per-request overrides of `tunnel create` to a profile copy. */
-static bool tunnel_args_apply(json_object *args, struct tunnel_profile *p, struct argerr *e)
+static bool tunnel_args_apply(const struct usl_json_value *args, struct tunnel_profile *p, struct argerr *e)
 {
 	const char *v;
 	uint32_t hello = UINT32_MAX;
@@ -559,7 +616,7 @@ static bool tunnel_args_apply(json_object *args, struct tunnel_profile *p, struc
 	return true;
 }
 
-static void h_tunnel_create(struct ctl_conn *c, int64_t id, json_object *args)
+static void h_tunnel_create(struct ctl_conn *c, int64_t id, const struct usl_json_value *args)
 {
 	static const char *const known[] = { "peer", "pool", "local", "encap", "profile", "name",
 		"secret", "digest", "hello_interval", "udp_src_port", "wait", "description", NULL };
@@ -621,7 +678,7 @@ static void h_tunnel_create(struct ctl_conn *c, int64_t id, json_object *args)
 	usl_list_add_tail(&t->waiters, &r->obj_link);
 }
 
-static void h_tunnel_delete(struct ctl_conn *c, int64_t id, json_object *args)
+static void h_tunnel_delete(struct ctl_conn *c, int64_t id, const struct usl_json_value *args)
 {
 	static const char *const known[] = { "tunnel_id", "name", "result", NULL };
 	uint32_t result = L2TP_STOPCCN_NORMAL;
@@ -638,7 +695,7 @@ static void h_tunnel_delete(struct ctl_conn *c, int64_t id, json_object *args)
 	conn_reply(c, id, CTL_OK, NULL, json_object_new_object());
 }
 
-static void h_tunnel_show(struct ctl_conn *c, int64_t id, json_object *args)
+static void h_tunnel_show(struct ctl_conn *c, int64_t id, const struct usl_json_value *args)
 {
 	static const char *const known[] = { "tunnel_id", "name", NULL };
 	struct tunnel *t;
@@ -648,7 +705,7 @@ static void h_tunnel_show(struct ctl_conn *c, int64_t id, json_object *args)
 }
 
 /* debug on|off: a tunnel (tunnel_id or tunnel: its name) or a peer's address. */
-static void h_debug(struct ctl_conn *c, int64_t id, json_object *args, bool on)
+static void h_debug(struct ctl_conn *c, int64_t id, const struct usl_json_value *args, bool on)
 {
 	static const char *const known[] = { "tunnel_id", "tunnel", "peer", NULL };
 	const char *peer = arg_str(args, "peer");
@@ -671,17 +728,17 @@ static void h_debug(struct ctl_conn *c, int64_t id, json_object *args, bool on)
 	conn_reply(c, id, CTL_OK, NULL, tunnel_debug_json());
 }
 
-static void h_debug_on(struct ctl_conn *c, int64_t id, json_object *args)
+static void h_debug_on(struct ctl_conn *c, int64_t id, const struct usl_json_value *args)
 {
 	h_debug(c, id, args, true);
 }
 
-static void h_debug_off(struct ctl_conn *c, int64_t id, json_object *args)
+static void h_debug_off(struct ctl_conn *c, int64_t id, const struct usl_json_value *args)
 {
 	h_debug(c, id, args, false);
 }
 
-static void h_tunnel_list(struct ctl_conn *c, int64_t id, json_object *args)
+static void h_tunnel_list(struct ctl_conn *c, int64_t id, const struct usl_json_value *args)
 {
 	json_object *arr = json_object_new_array(), *o = json_object_new_object();
 	struct usl_rb_node *n;
@@ -704,7 +761,7 @@ static void h_tunnel_list(struct ctl_conn *c, int64_t id, json_object *args)
 
 /* ---- session commands --------------------------------------------------- */
 
-static bool session_args_apply(json_object *args, struct session_profile *p, struct argerr *e)
+static bool session_args_apply(const struct usl_json_value *args, struct session_profile *p, struct argerr *e)
 {
 	const char *v;
 	uint32_t cookie = UINT32_MAX;
@@ -750,7 +807,7 @@ static bool session_args_apply(json_object *args, struct session_profile *p, str
 	return true;
 }
 
-static void h_session_create(struct ctl_conn *c, int64_t id, json_object *args)
+static void h_session_create(struct ctl_conn *c, int64_t id, const struct usl_json_value *args)
 {
 	static const char *const known[] = { "tunnel_id", "tunnel", "profile", "name", "pw_type",
 		"cookie_len", "l2spec", "data_seq", "ifname", "remote_end_id", "wait", "description",
@@ -786,7 +843,7 @@ static void h_session_create(struct ctl_conn *c, int64_t id, json_object *args)
 	usl_list_add_tail(&s->waiters, &r->obj_link);
 }
 
-static void h_session_delete(struct ctl_conn *c, int64_t id, json_object *args)
+static void h_session_delete(struct ctl_conn *c, int64_t id, const struct usl_json_value *args)
 {
 	static const char *const known[] = { "session_id", "name", "result", NULL };
 	uint32_t result = L2TP_CDN_ADMIN;
@@ -820,7 +877,7 @@ static void add_cookie_check(json_object *o, const struct session *s)
 			     "cookie_len = 0 for this peer's profile to interoperate");
 }
 
-static void h_session_show(struct ctl_conn *c, int64_t id, json_object *args)
+static void h_session_show(struct ctl_conn *c, int64_t id, const struct usl_json_value *args)
 {
 	static const char *const known[] = { "session_id", "name", NULL };
 	struct argerr e;
@@ -847,7 +904,7 @@ static void add_tunnel_sessions(json_object *arr, const struct tunnel *t)
 									  tunnel_link), false));
 }
 
-static void h_session_list(struct ctl_conn *c, int64_t id, json_object *args)
+static void h_session_list(struct ctl_conn *c, int64_t id, const struct usl_json_value *args)
 {
 	static const char *const known[] = { "tunnel_id", "tunnel", NULL };
 	json_object *arr, *o;
@@ -885,7 +942,7 @@ static json_object *stall_json(const struct usl_stall *st)
 	return o;
 }
 
-static void h_show_daemon(struct ctl_conn *c, int64_t id, json_object *args)
+static void h_show_daemon(struct ctl_conn *c, int64_t id, const struct usl_json_value *args)
 {
 	json_object *o = json_object_new_object();
 	usl_time up = usl_time_sub(usl_timerset_now(l2tpd.timers), l2tpd.started);
@@ -937,7 +994,7 @@ static uint64_t live_retransmits(void)
 }
 
 /* The Prometheus text (metrics.c), as one string. */
-static void h_metrics(struct ctl_conn *c, int64_t id, json_object *args)
+static void h_metrics(struct ctl_conn *c, int64_t id, const struct usl_json_value *args)
 {
 	static const char *const known[] = { NULL };
 	struct argerr e;
@@ -956,7 +1013,7 @@ static void h_metrics(struct ctl_conn *c, int64_t id, json_object *args)
 	conn_reply(c, id, CTL_OK, NULL, o);
 }
 
-static void h_stats(struct ctl_conn *c, int64_t id, json_object *args)
+static void h_stats(struct ctl_conn *c, int64_t id, const struct usl_json_value *args)
 {
 	static const char *const known[] = { "tunnel_id", "tunnel", NULL };
 	json_object *o, *g;
@@ -1025,7 +1082,7 @@ static void stats_reset_tunnel(struct tunnel *t)
 		 name_str(t->name), t->name ? ")" : "");
 }
 
-static void h_stats_reset(struct ctl_conn *c, int64_t id, json_object *args)
+static void h_stats_reset(struct ctl_conn *c, int64_t id, const struct usl_json_value *args)
 {
 	static const char *const known[] = { "tunnel_id", "tunnel", NULL };
 	struct tunnel *t;
@@ -1039,7 +1096,7 @@ static void h_stats_reset(struct ctl_conn *c, int64_t id, json_object *args)
 	conn_reply(c, id, CTL_OK, NULL, json_object_new_object());
 }
 
-static void h_reload(struct ctl_conn *c, int64_t id, json_object *args)
+static void h_reload(struct ctl_conn *c, int64_t id, const struct usl_json_value *args)
 {
 	json_object *summary = NULL;
 	char err[512];
@@ -1055,7 +1112,7 @@ static void h_reload(struct ctl_conn *c, int64_t id, json_object *args)
  * goes before the exec: the CLI then waits for the new process to answer
  * `show daemon` with one restart more.
  */
-static void h_failover_takeover(struct ctl_conn *c, int64_t id, json_object *args)
+static void h_failover_takeover(struct ctl_conn *c, int64_t id, const struct usl_json_value *args)
 {
 	json_object *o = NULL;
 	char err[4200];
@@ -1068,7 +1125,7 @@ static void h_failover_takeover(struct ctl_conn *c, int64_t id, json_object *arg
 	conn_reply(c, id, CTL_OK, NULL, o);
 }
 
-static void h_restart(struct ctl_conn *c, int64_t id, json_object *args)
+static void h_restart(struct ctl_conn *c, int64_t id, const struct usl_json_value *args)
 {
 	json_object *o;
 	char err[768];
@@ -1091,27 +1148,25 @@ _Static_assert(EV__COUNT <= 32, "monitor_events holds a bit per event kind");
  * The kinds of event "events" asks for (every kind when absent): a
  * consumer of session changes alone need not be sent, nor parse, the rest.
  */
-static bool arg_event_kinds(json_object *args, uint32_t *mask, struct argerr *e)
+static bool arg_event_kinds(const struct usl_json_value *args, uint32_t *mask, struct argerr *e)
 {
-	json_object *list;
-	size_t n;
+	const struct usl_json_value *list = arg(args, "events"), *el;
 
 	*mask = UINT32_MAX;	/* every kind: ctl_on_event() passes named ones only */
-	if (args == NULL || !json_object_object_get_ex(args, "events", &list))
+	if (list == NULL)
 		return true;
-	if (!json_object_is_type(list, json_type_array) ||
-	    (n = json_object_array_length(list)) == 0) {
+	if (list->type != USL_JSON_ARRAY || list->n == 0) {
 		snprintf(e->msg, sizeof(e->msg), "'events' must be a non-empty list of event names");
 		return false;
 	}
 	*mask = 0;
-	for (size_t i = 0; i < n; i++) {
-		const char *name = json_object_get_string(json_object_array_get_idx(list, i));
+	for (el = usl_json_first(&req_doc, list); el != NULL; el = usl_json_next(&req_doc, el)) {
+		const char *name = el->text != NULL ? el->text : "";
 		int k = event_kind_by_name(name);
 
 		if (k < 0) {
 			snprintf(e->msg, sizeof(e->msg), "unknown event '%s' in 'events' (valid: %s)",
-				 name ? name : "", event_names_list());
+				 name, event_names_list());
 			return false;
 		}
 		*mask |= 1u << k;
@@ -1127,7 +1182,7 @@ static unsigned monitors_max(void)
 	return n > reserve ? n - reserve : 0;
 }
 
-static void h_monitor(struct ctl_conn *c, int64_t id, json_object *args)
+static void h_monitor(struct ctl_conn *c, int64_t id, const struct usl_json_value *args)
 {
 	static const char *const known[] = { "events", NULL };
 	json_object *o;
@@ -1177,60 +1232,66 @@ static const struct {
 
 /* ---- connections -------------------------------------------------------- */
 
-/*
- * One request line parsed with a tokener kept for the daemon's life (reset
- * for each line: requests are dispatched one at a time): a tokener made and
- * freed per request cost a sixth of the parse.
- */
-static json_tokener *req_tok;
-
-static json_object *request_parse(const char *line, size_t len)
+/* "id" as json-c's get_int64 read it: a number (truncated), a numeric string, else 0. */
+static int64_t request_id(const struct usl_json_value *v)
 {
-	if (req_tok == NULL && (req_tok = json_tokener_new()) == NULL)
-		return NULL;
-	json_tokener_reset(req_tok);
-	return json_tokener_parse_ex(req_tok, line, (int)len);
+	if (v == NULL)
+		return 0;
+	switch (v->type) {
+	case USL_JSON_INT:
+		return v->i;
+	case USL_JSON_NUMBER:
+		return v->d >= 9.2e18 ? INT64_MAX : v->d <= -9.2e18 ? INT64_MIN : (int64_t)v->d;
+	case USL_JSON_STRING: {
+		char *end;
+		long long n;
+
+		errno = 0;
+		n = strtoll(v->text, &end, 10);
+		return errno == 0 && end != v->text && *end == '\0' ? n : 0;
+	}
+	case USL_JSON_BOOL:
+		return v->b;
+	default:
+		return 0;
+	}
 }
 
 static void conn_dispatch(struct ctl_conn *c, const char *line, size_t len)
 {
-	json_object *req = request_parse(line, len), *v, *args = NULL, *quiet = NULL;
-	const char *cmd = NULL;
-	int64_t id = 0;
+	const struct usl_json_value *req, *v, *args, *quiet;
+	char perr[128], err[200];
+	int64_t id;
 
 	l2tpd.stats.ctl_requests++;
-	if (req == NULL || !json_object_is_type(req, json_type_object)) {
-		conn_reply(c, 0, CTL_E_INVALID, "request is not a JSON object", NULL);
-		goto out;
+	if (usl_json_parse(&req_doc, line, len, perr, sizeof(perr)) < 0) {
+		snprintf(err, sizeof(err), "request is not a JSON object: %s", perr);
+		return conn_reply(c, 0, CTL_E_INVALID, err, NULL);
 	}
-	if (json_object_object_get_ex(req, "id", &v))
-		id = json_object_get_int64(v);
-	if (json_object_object_get_ex(req, "cmd", &v))
-		cmd = json_object_get_string(v);
-	json_object_object_get_ex(req, "args", &args);
-	if (cmd == NULL) {
-		conn_reply(c, id, CTL_E_INVALID, "missing 'cmd'", NULL);
-		goto out;
-	}
-	if (json_object_object_get_ex(req, "quiet", &quiet) &&
-	    !json_object_is_type(quiet, json_type_boolean)) {
-		conn_reply(c, id, CTL_E_INVALID, "'quiet' must be true or false", NULL);
-		goto out;
-	}
+	req = usl_json_root(&req_doc);
+	if (req->type != USL_JSON_OBJECT)
+		return conn_reply(c, 0, CTL_E_INVALID, "request is not a JSON object", NULL);
+	id = request_id(usl_json_get(&req_doc, req, "id"));
+	if ((args = usl_json_get(&req_doc, req, "args")) != NULL && args->type == USL_JSON_NULL)
+		args = NULL;
+	v = usl_json_get(&req_doc, req, "cmd");
+	if (v == NULL || v->type == USL_JSON_NULL)
+		return conn_reply(c, id, CTL_E_INVALID, "missing 'cmd'", NULL);
+	if (v->type != USL_JSON_STRING)
+		return conn_reply(c, id, CTL_E_INVALID, "'cmd' must be a string", NULL);
+	quiet = usl_json_get(&req_doc, req, "quiet");
+	if (quiet != NULL && quiet->type != USL_JSON_BOOL)
+		return conn_reply(c, id, CTL_E_INVALID, "'quiet' must be true or false", NULL);
 	for (size_t i = 0; i < sizeof(handlers) / sizeof(handlers[0]); i++) {
-		if (strcmp(handlers[i].cmd, cmd) == 0) {
-			c->req_quiet = quiet != NULL && json_object_get_boolean(quiet);
+		if (strcmp(handlers[i].cmd, v->text) == 0 && strlen(v->text) == v->len) {
+			c->req_quiet = quiet != NULL && quiet->b;
 			handlers[i].fn(c, id, args);
 			c->req_quiet = false;
-			goto out;
+			return;
 		}
 	}
-	char err[128];
-	snprintf(err, sizeof(err), "unknown command '%.64s'", cmd);
+	snprintf(err, sizeof(err), "unknown command '%.64s'", v->text);
 	conn_reply(c, id, CTL_E_INVALID, err, NULL);
-out:
-	if (req != NULL)
-		json_object_put(req);
 }
 
 static void conn_free(struct ctl_conn *c)
@@ -1601,7 +1662,5 @@ void ctl_shutdown(void)
 	if (ctl_acceptor.fd >= 0)
 		unlink(ctl_path);
 	acceptor_stop(&ctl_acceptor);
-	if (req_tok != NULL)
-		json_tokener_free(req_tok);
-	req_tok = NULL;
+	usl_json_free(&req_doc);
 }

@@ -4,6 +4,7 @@ usl_libusl_a_SOURCES += \
 	usl/buf.c usl/buf.h \
 	usl/escape.c usl/escape.h \
 	usl/hash.c usl/hash.h \
+	usl/json.c usl/json.h \
 	usl/list.h \
 	usl/log.c usl/log.h \
 	usl/pack.c usl/pack.h \
@@ -21,6 +22,7 @@ USL_CHECKS = \
 	tests/unit/check_loop \
 	tests/unit/check_buf \
 	tests/unit/check_escape \
+	tests/unit/check_json \
 	tests/unit/check_suggest \
 	tests/unit/check_log
 
@@ -55,6 +57,10 @@ tests_unit_check_buf_LDADD = $(USL_LIBS) $(CHECK_TEST_LIBS)
 tests_unit_check_escape_SOURCES = tests/unit/check_escape.c
 tests_unit_check_escape_CFLAGS = $(CHECK_TEST_CFLAGS)
 tests_unit_check_escape_LDADD = $(USL_LIBS) $(CHECK_TEST_LIBS)
+
+tests_unit_check_json_SOURCES = tests/unit/check_json.c
+tests_unit_check_json_CFLAGS = $(CHECK_TEST_CFLAGS)
+tests_unit_check_json_LDADD = $(USL_LIBS) $(CHECK_TEST_LIBS)
 
 tests_unit_check_suggest_SOURCES = tests/unit/check_suggest.c
 tests_unit_check_suggest_CFLAGS = $(CHECK_TEST_CFLAGS)

@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/fuzz/run.sh [SECONDS [ENGINE_SECONDS [RESTORE_SECONDS]]] - fuzz with libFuzzer:
+# tests/fuzz/run.sh [SECONDS [ENGINE_SECONDS [RESTORE_SECONDS [JSON_SECONDS]]]] - fuzz with libFuzzer:
 #
 #   fuzz_msg     the control message codec, SECONDS (default 30), seeded
 #                with every sample message (wire-oracle-gen -s);
@@ -10,7 +10,10 @@
 #                exchanges and the messages of tests/fixtures/pcap;
 #   fuzz_restore the restart handover's reader (l2tp_cc_restore), RESTORE_SECONDS
 #                (default 20), seeded with connections saved after real
-#                exchanges (tests/fuzz/restore-seed.c).
+#                exchanges (tests/fuzz/restore-seed.c);
+#   fuzz_json    the control socket's request reader (usl/json), JSON_SECONDS
+#                (default 10), seeded with typical requests; its oracle
+#                writes each document read back and reads it again.
 #
 # Both are built straight from the sources with
 # clang -fsanitize=fuzzer,address,undefined (no configure needed).  Fails on
@@ -82,6 +85,16 @@ if ! "$cc" $flags -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all 
 fi
 mkdir -p "$out/restore-corpus" "$out/restore-seeds"
 "$out/restore-seed" "$out/restore-seeds" || { echo "FAIL: cannot write the restore seeds"; exit 1; }
+if ! "$cc" $flags -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	tests/fuzz/fuzz_json.c usl/json.c -o "$out/fuzz_json" 2>"$out/build-json.log"; then
+	cat "$out/build-json.log"
+	echo "FAIL: fuzz_json does not build"
+	exit 1
+fi
+mkdir -p "$out/json-corpus" "$out/json-seeds"
+printf '%s' '{"id": 7, "cmd": "tunnel create", "args": {"peer": "192.0.2.2", "wait": false, "hello_interval": 60}, "quiet": true}' >"$out/json-seeds/create"
+printf '%s' '{"id":1,"cmd":"monitor","args":{"events":["session-up","tunnel-down"]}}' >"$out/json-seeds/monitor"
+printf '%s' '{"s":"q\" \u00e9 \ud83d\ude00 \u0000","n":[-0,1.5e-3,-9223372036854775809,null,true,{}]}' >"$out/json-seeds/values"
 mkdir -p "$out/engine-corpus" "$out/engine-seeds"
 python3 tests/fuzz/mkseeds.py "$out/engine-seeds" tests/fixtures/pcap/*.pcap || {
 	echo "FAIL: cannot write the engine seeds"
@@ -116,4 +129,7 @@ fuzz engine "$out/fuzz_engine" "$esecs" "$out/engine-" "$out/fuzz-engine.log" \
 rsecs=${3:-20}
 fuzz restore "$out/fuzz_restore" "$rsecs" "$out/restore-" "$out/fuzz-restore.log" \
 	-max_len=65536 "$out/restore-corpus" "$out/restore-seeds"
-echo "PASS: no crash, sanitizer report, leak or oracle abort (codec ${secs}s, engine ${esecs}s, restore ${rsecs}s)"
+jsecs=${4:-10}
+fuzz json "$out/fuzz_json" "$jsecs" "$out/json-" "$out/fuzz-json.log" \
+	-max_len=4096 "$out/json-corpus" "$out/json-seeds"
+echo "PASS: no crash, sanitizer report, leak or oracle abort (codec ${secs}s, engine ${esecs}s, restore ${rsecs}s, json ${jsecs}s)"

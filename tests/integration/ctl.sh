@@ -140,6 +140,35 @@ log_test $? "a quiet request that fails still says why"
 out=$(raw_reply '{"id": 5, "cmd": "tunnel list", "quiet": "yes"}')
 jq -e '.status_name == "invalid-argument" and .error == "'"'"'quiet'"'"' must be true or false"' <<<"$out" >/dev/null
 log_test $? "'quiet' that is not a boolean: invalid-argument"
+n_before=$(ctlj a tunnel list | jq length)
+bad_request() {	# bad_request JSON ID ERROR-PREFIX WHAT: refused with that error, under that id
+	local out
+	out=$(raw_reply "$1")
+	jq -e --argjson id "$2" --arg e "$3" '.id == $id and .status_name == "invalid-argument" and
+		(.error | startswith($e))' <<<"$out" >/dev/null
+	log_test $? "$4 ($out)"
+}
+bad_request '{"id": 6, "cmd": "tunnel list",}' 0 \
+	"request is not a JSON object: trailing comma in an object at offset 31" \
+	"a request that is not JSON: where it goes wrong"
+bad_request '[{"id": 7, "cmd": "tunnel list"}]' 0 "request is not a JSON object" \
+	"a request that is JSON but not an object"
+bad_request '{"id": 8, "cmd": ["tunnel list"]}' 8 "'cmd' must be a string" \
+	"a 'cmd' that is a list"
+bad_request '{"id": 9, "cmd": "tunnel create", "args": {"peer": ["'$B_ADDR'"], "name": "q9"}}' 9 \
+	"'peer' must be a single value, not a list" "an argument given a list"
+bad_request '{"id": 10, "cmd": "tunnel show", "args": {"name\u0000x": "q0"}}' 10 \
+	"unknown argument 'name\\x00x'" "an argument name holding a NUL is no argument"
+bad_request '{"id": 11, "cmd": "tunnel show", "args": {"tunnel_id": "12x"}}' 11 \
+	"'tunnel_id' must be an unsigned 32-bit integer" "a tunnel_id string that is not a number"
+bad_request "$(python3 -c 'print("{\"id\": 12, \"cmd\": \"tunnel list\", \"args\": " + "[" * 40 + "]" * 40 + "}")')" 0 \
+	"request is not a JSON object: nested deeper than 32" "a request nested 41 deep"
+out=$(raw_reply '{"id": 13, "cmd": "tunnel show", "args": {"name": "q0", "name": "nosuch"}}')
+jq -e '.id == 13 and .status_name == "not-found"' <<<"$out" >/dev/null
+log_test $? "an argument given twice: the last counts, as json-c had it ($out)"
+n_after=$(ctlj a tunnel list | jq length)
+[ -n "$n_before" ] && [ "$n_before" -ge 1 ] && [ "$n_after" = "$n_before" ]
+log_test $? "the bad requests changed nothing ($n_before tunnels before, $n_after after)"
 printf '%s\n' "tunnel create peer $B_ADDR name q1" "session create tunnel name q1 name qs1" \
 	"tunnel frobnicate" "session create tunnel name nosuch" "tunnel create peer $B_ADDR name q2" > "$W/q.batch"
 out=$(ctl a -q -b "$W/q.batch" 2>"$W/q.err"); rc=$?
