@@ -154,8 +154,7 @@ static void conn_reply_ex(struct ctl_conn *c, int64_t id, bool quiet, enum ctl_s
 			  const char *err, json_object *data)
 {
 	json_object *o;
-	char line[128];
-	int n;
+	char line[CTL_STATUS_LINE_MAX];
 
 	if (quiet && st == CTL_OK && data != NULL) {
 		json_object_put(data);
@@ -166,14 +165,8 @@ static void conn_reply_ex(struct ctl_conn *c, int64_t id, bool quiet, enum ctl_s
 	 * put it, without building and freeing an object: a provisioning batch
 	 * gets thousands of them.  Status names need no escaping.
 	 */
-	if (data == NULL && (err == NULL || !err[0])) {
-		n = snprintf(line, sizeof(line), CTL_STATUS_LINE_FMT, (long long)id, (int)st,
-			     ctl_status_name(st));
-		if (n > 0 && (size_t)n < sizeof(line)) {
-			conn_write_line(c, line, (size_t)n);
-			return;
-		}
-	}
+	if (data == NULL && (err == NULL || !err[0]))
+		return conn_write_line(c, line, ctl_status_line(line, (long long)id, (int)st));
 	o = reply_json(id, st, err, data);
 	conn_write_json(c, o);
 	json_object_put(o);

@@ -23,6 +23,13 @@ src_l2tpv3d_LDADD = $(PROTO_LIBS) $(JSONC_LIBS) $(LIBCONFIG_LIBS) $(LIBMNL_LIBS)
 	$(ZLIB_LIBS)
 
 EXTRA_DIST += doc/ctl-protocol.md
+
+# the control protocol's shared header (the status line the daemon and the CLI write by hand)
+check_PROGRAMS += tests/unit/check_ctl_proto
+UNIT_TESTS += tests/unit/check_ctl_proto
+tests_unit_check_ctl_proto_SOURCES = tests/unit/check_ctl_proto.c src/ctl_proto.h
+tests_unit_check_ctl_proto_CFLAGS = $(CHECK_TEST_CFLAGS)
+tests_unit_check_ctl_proto_LDADD = $(CHECK_TEST_LIBS)
 include src/systemd.mk
 
 if WITH_SNMP

@@ -289,14 +289,14 @@ static const char *get_string(json_object *o, const char *key)
  */
 static bool reply_parse_status(const char *line, struct reply *r)
 {
-	char again[128];
+	char again[CTL_STATUS_LINE_MAX];
 	long long id;
-	int st, n;
+	int st;
 
 	if (sscanf(line, "{\"id\":%lld,\"status\":%d,", &id, &st) != 2)
 		return false;
-	n = snprintf(again, sizeof(again), CTL_STATUS_LINE_FMT, id, st, ctl_status_name(st));
-	if (n < 0 || (size_t)n >= sizeof(again) || strcmp(again, line) != 0)
+	ctl_status_line(again, id, st);
+	if (strcmp(again, line) != 0)
 		return false;
 	r->id = id;
 	r->status = st;

@@ -11,7 +11,8 @@
 # Under emulation (the kernel tests' guest) user-space instructions are what
 # the daemons spend outside the kernel; this is the figure to compare
 # before and after a change to that code.  A benchmark: it fails only if
-# the bring-up does.
+# the bring-up does.  CG_OUT=DIR keeps the two profiles there (cg.a, cg.b)
+# for callgrind_annotate.
 #   sudo tests/bench/daemon-instr.sh 500
 set -u
 N=${1:-500}
@@ -56,6 +57,7 @@ for f in "$fa" "$fb"; do
 	d=${f##*/cg.}; d=${d%%.*}
 	t=$(total "$f")
 	echo "RESULT: daemon $d: $((t / N)) instructions per pseudowire ($t for $N)"
+	[ -z "${CG_OUT:-}" ] || cp "$f" "$CG_OUT/cg.$d" || echo "note: cannot keep $f in $CG_OUT"
 	# (callgrind names some functions twice, by a relative and an absolute path;
 	# a build configured by an absolute path names them so only)
 	callgrind_annotate --inclusive=yes --threshold=100 --auto=no "$f" |
