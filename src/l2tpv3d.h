@@ -103,6 +103,8 @@ struct peer {
 	unsigned name_next;			/* tunnel.c: the next ":N" its host name takes */
 };
 
+struct addr_use;
+
 struct tunnel {
 	struct usl_hnode by_id;			/* l2tpd.tunnels: local CCID */
 	struct usl_hnode by_peer_ccid;		/* l2tpd.tunnels_by_peer: (peer, peer CCID) */
@@ -139,6 +141,7 @@ struct tunnel {
 	bool in_peer_ccid_index;
 	bool connected;				/* connect()ed to the peer's reply port */
 	bool shared_port;			/* bound to the listener's port (connect at once) */
+	struct addr_use *port_use;		/* its ephemeral port of its own, counted there */
 	bool up;				/* announced established (dp up too) */
 	bool closing;				/* deleted by operator or shutdown */
 	bool reconnect;				/* tie-break restart: connect again when closed */

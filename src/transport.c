@@ -81,10 +81,29 @@ struct listener {
 #define EPHEMERAL_RETRY_MS	1000	/* exhausted: try for a port of its own again after this */
 #define PORT_RANGE_FILE		"/proc/sys/net/ipv4/ip_local_port_range"	/* IPv6 too */
 
+/*
+ * Before the range runs out: the kernel's search for a free port scans
+ * more of the range the fuller it is, and the last thousand binds of 64,512
+ * took seconds (a 15 s dip in a 100,000-tunnel bring-up).  So a responder
+ * shares once sockets of ours hold all but a sixteenth of the range on its
+ * local address (struct addr_use), before the search gets long.  Other
+ * sockets on the address only make the kernel's EADDRINUSE come sooner,
+ * which switches as before.
+ */
+#define PORTS_RESERVE_DIV	16
+#define PORT_RANGE_REREAD	1024	/* the range is read again each 1,024 ports taken */
+
+struct addr_use {
+	struct usl_hnode node;
+	union saddr addr;		/* port 0 */
+	unsigned own;			/* sockets of ours on an ephemeral port of their own */
+};
+
 static struct {
 	struct usl_hash paths;		/* struct tunnel by_path: connected UDP tunnel sockets */
+	struct usl_hash use;		/* struct addr_use by local address */
 	usl_time exhausted_at;		/* the last failed bind for a port of its own, 0: none */
-	unsigned lo, hi;		/* the namespace's ephemeral range, read then */
+	unsigned lo, hi;		/* the namespace's ephemeral range, as last read */
 } ports;
 
 struct path_key {
@@ -133,6 +152,78 @@ static void path_unindex(struct tunnel *t)
 	t->path_indexed = false;
 }
 
+static bool use_eq(const struct usl_hnode *n, const void *key)
+{
+	return sockaddr_eq_addr(&usl_container_of(n, struct addr_use, node)->addr.sa, key);
+}
+
+static struct addr_use *use_find(const struct sockaddr *local)
+{
+	struct usl_hnode *n = usl_hash_lookup(&ports.use, local, sockaddr_hash_addr(local));
+
+	return n ? usl_container_of(n, struct addr_use, node) : NULL;
+}
+
+static void ports_read_range(void)
+{
+	FILE *f = fopen(PORT_RANGE_FILE, "re");
+
+	if (f == NULL || fscanf(f, "%u %u", &ports.lo, &ports.hi) != 2 || ports.hi > 65535)
+		ports.lo = 1, ports.hi = 0;	/* nothing to share */
+	if (f != NULL)
+		fclose(f);
+}
+
+static unsigned ports_range_size(void)
+{
+	return ports.lo <= ports.hi ? ports.hi - ports.lo + 1 : 0;
+}
+
+/*
+ * t's socket took an ephemeral port of its own on its local address (kept
+ * with the tunnel: a wildcard local address changes at connect).
+ */
+static void own_port_take(struct tunnel *t)
+{
+	struct addr_use *u = use_find(&t->local.sa);
+
+	if (t->port_use != NULL)
+		return;
+	if (u == NULL) {
+		if ((u = calloc(1, sizeof(*u))) == NULL)
+			return;		/* uncounted: the kernel's EADDRINUSE still switches */
+		memcpy(&u->addr, &t->local, sizeof(u->addr));
+		sockaddr_set_port(&u->addr.sa, 0);
+		usl_hash_insert(&ports.use, &u->node, sockaddr_hash_addr(&u->addr.sa));
+	}
+	if (++u->own % PORT_RANGE_REREAD == 0)
+		ports_read_range();
+	t->port_use = u;
+}
+
+static void own_port_release(struct tunnel *t)
+{
+	struct addr_use *u = t->port_use;
+
+	if (u == NULL)
+		return;
+	t->port_use = NULL;
+	if (--u->own > 0)
+		return;
+	usl_hash_remove(&ports.use, &u->node);
+	free(u);
+}
+
+/* Ours hold all but a sixteenth of the range on local: share, do not search. */
+static bool ports_nearly_ours(const struct sockaddr *local, unsigned *own)
+{
+	const struct addr_use *u = use_find(local);
+	unsigned n = ports_range_size();
+
+	*own = u ? u->own : 0;
+	return n > 0 && *own >= n - n / PORTS_RESERVE_DIV && n / PORTS_RESERVE_DIV > 0;
+}
+
 static bool ports_exhausted(void)
 {
 	usl_time since = usl_time_sub(usl_timerset_now(l2tpd.timers), ports.exhausted_at);
@@ -142,13 +233,8 @@ static bool ports_exhausted(void)
 
 static void ports_mark_exhausted(void)
 {
-	FILE *f = fopen(PORT_RANGE_FILE, "re");
-
 	ports.exhausted_at = usl_timerset_now(l2tpd.timers);
-	if (f == NULL || fscanf(f, "%u %u", &ports.lo, &ports.hi) != 2 || ports.hi > 65535)
-		ports.lo = 1, ports.hi = 0;	/* nothing to share */
-	if (f != NULL)
-		fclose(f);
+	ports_read_range();
 }
 
 /*
@@ -158,7 +244,7 @@ static void ports_mark_exhausted(void)
  */
 static int bind_shared_ephemeral(struct tunnel *t, int fd, struct sockaddr *a)
 {
-	unsigned n = ports.lo <= ports.hi ? ports.hi - ports.lo + 1 : 0;
+	unsigned n = ports_range_size();
 	unsigned start = n ? random_u32_nonzero() % n : 0;
 	int one = 1;
 
@@ -766,18 +852,26 @@ void transport_set_rx(const struct transport_rx *rx)
 int transport_init(const struct l2tpd_config *c, char *err, size_t errlen)
 {
 	ip_mode_choose();
-	if (usl_hash_init(&ports.paths, 1024, path_eq) < 0) {
+	if (usl_hash_init(&ports.paths, 1024, path_eq) < 0 || usl_hash_init(&ports.use, 1, use_eq) < 0) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
+	ports_read_range();
 	return open_listeners(c, err, errlen);
 }
 
 void transport_shutdown(void)
 {
+	struct usl_hnode *n;
+
 	close_listeners(0, n_listeners);
 	n_listeners = 0;
 	usl_hash_destroy(&ports.paths);
+	while ((n = usl_hash_first(&ports.use)) != NULL) {
+		usl_hash_remove(&ports.use, n);
+		free(usl_container_of(n, struct addr_use, node));
+	}
+	usl_hash_destroy(&ports.use);
 }
 
 /* A control message with Control Connection ID 0: only an SCCRQ may be one. */
@@ -847,12 +941,23 @@ static int tunnel_bind(struct tunnel *t, int fd)
 	if (t->prof->udp_src_port != CFG_SPORT_1701) {
 		/* auto, answering a peer: the port may be shared later, see ports */
 		bool shareable = t->prof->udp_src_port == CFG_SPORT_AUTO && t->origin == ORIGIN_PEER;
+		unsigned own;
 
-		/* a port of its own; once none was free, not again for a second (a full scan each) */
-		if (!shareable || !ports_exhausted()) {
+		/*
+		 * A port of its own; once none was free, not again for a second (a
+		 * full scan each), nor while ours hold nearly all of them.
+		 */
+		if (shareable && ports_nearly_ours(&t->local.sa, &own)) {
+			log_warnx_rl(&port_rl, usl_timerset_now(l2tpd.timers), "ephemeral ports on "
+				     "%s nearly all ours (%u of net.ipv4.ip_local_port_range %u-%u): "
+				     "new tunnels share our ports before the kernel's search for a "
+				     "free one gets long", sockaddr_ntop((struct sockaddr *)&t->local),
+				     own, ports.lo, ports.hi);
+		} else if (!shareable || !ports_exhausted()) {
 			if (bind(fd, (struct sockaddr *)&a, sockaddr_len((struct sockaddr *)&a)) == 0) {
 				if (shareable)
 					setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+				own_port_take(t);
 				return 0;
 			}
 			if (t->prof->udp_src_port != CFG_SPORT_AUTO || errno != EADDRINUSE)
@@ -1076,6 +1181,7 @@ int transport_tunnel_open(struct tunnel *t, char *err, size_t errlen)
 	t->ev = usl_fd_add(l2tpd.loop, fd, USL_READ, tunnel_sock_read, t);
 	if (t->ev == NULL) {
 		snprintf(err, errlen, "event registration failed");
+		own_port_release(t);
 		close(fd);
 		t->fd = -1;
 		return -1;
@@ -1123,6 +1229,7 @@ int transport_tunnel_connect(struct tunnel *t, const struct sockaddr *peer)
 void transport_tunnel_close(struct tunnel *t)
 {
 	path_unindex(t);
+	own_port_release(t);
 	usl_fd_close(&t->ev, &t->fd);
 }
 
@@ -1289,6 +1396,10 @@ int transport_tunnel_adopt(struct tunnel *t, int fd, char *err, size_t errlen)
 	}
 	if (t->encap == L2TP_ENCAP_UDP && t->connected)
 		path_index(t);
+	/* a port in the ephemeral range not shared with the listener: counted as its own */
+	if (t->encap == L2TP_ENCAP_UDP && !t->shared_port &&
+	    sockaddr_port(&t->local.sa) >= ports.lo && sockaddr_port(&t->local.sa) <= ports.hi)
+		own_port_take(t);
 	return 0;
 }
 

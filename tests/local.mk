@@ -33,6 +33,7 @@ INTEGRATION_TESTS = \
 	tests/integration/storm-smoke.sh \
 	tests/integration/metrics.sh \
 	tests/integration/ports.sh \
+	tests/integration/ports-reserve.sh \
 	tests/integration/hold.sh \
 	tests/integration/static.sh \
 	tests/integration/confd.sh \
