@@ -98,6 +98,8 @@ count_tunnels() {
 count_sessions() {
 	ctlj "$1" session list | jq --arg s "${2:-}" '[.sessions[] | select($s == "" or .state == $s)] | length'
 }
+# at_least N CMD...: true when CMD prints a number of N or more
+at_least() { [ "$("${@:2}")" -ge "$1" ]; }
 # expect_count N CMD...: true when CMD prints N
 expect_count() { local n=$1; shift; [ "$("$@")" = "$n" ]; }
 

@@ -31,7 +31,6 @@ wait_until 20 expect_count 3 count_tunnels b established &&
 log_test $? "3 tunnels and a session up"
 
 hellos() { echo $(( $(ctlj a stats | jq '.global.msgs_out.HELLO // 0') + $(ctlj b stats | jq '.global.msgs_out.HELLO // 0') )); }
-at_least() { [ "$("${@:2}")" -ge "$1" ]; }
 # nine rounds of HELLOs on each of the 3 idle tunnels (one a second each):
 # longer than the ~8 s in which unanswered ones would end a tunnel
 wait_until 60 at_least 27 hellos

@@ -20,7 +20,6 @@ tunnel_profiles = ( { name = "default"; hello_interval = 2; } );
 peer_default = { accept = true; };'
 start b "$NSB" || exit 1
 retransmits() { ctlj b stats | jq '.global.retransmits // 0'; }
-at_least() { [ "$("${@:2}")" -ge "$1" ]; }
 
 peer_start $A_ADDR
 P connect && wait_until 10 expect_count 1 count_tunnels b established	# (once B read the SCCCN)

@@ -67,8 +67,9 @@ for ns in "$NSA" "$NSB"; do nft_drop_first "$ns" hellodrop input 1 @th,208,16 6;
 ctl a tunnel create peer $B_ADDR >/dev/null
 # each side samples 4 of the 8 at once (dropped); their retransmissions come
 # 3 s later and pass
-sample_dropped() { [ $(( $(nft_dropped "$NSA" hellodrop) + $(nft_dropped "$NSB" hellodrop) )) -ge 4 ]; }
-wait_until 10 sample_dropped
+# both_dropped: the HELLOs hellodrop dropped in both namespaces
+both_dropped() { echo $(( $(nft_dropped "$NSA" hellodrop) + $(nft_dropped "$NSB" hellodrop) )); }
+wait_until 10 at_least 4 both_dropped
 sleep 8	# past the verdict (3 s + 6 s after the sample)
 dropped=0
 for ns in "$NSA" "$NSB"; do
@@ -107,8 +108,7 @@ nft_drop_first "$NSB" hellodrop input 2 @th,96,32 "$px" @th,208,16 6
 ctl a tunnel create peer $B_ADDR >/dev/null
 # a sample: a HELLO at once, again at 1 s (both dropped), verdict at 3 s;
 # the next at 7 s passes
-two_dropped() { [ $(( $(nft_dropped "$NSA" hellodrop) + $(nft_dropped "$NSB" hellodrop) )) -ge 2 ]; }
-wait_until 20 two_dropped
+wait_until 20 at_least 2 both_dropped
 sleep 5	# past the verdict
 dropped=$(( $(nft_undrop "$NSA" hellodrop) + $(nft_undrop "$NSB" hellodrop) ))
 [ "${dropped:-0}" -ge 2 ] && [ "$(cat "$W/a.log" "$W/b.log" | grep -c ": up: peer")" -ge 8 ] &&

@@ -76,11 +76,12 @@ start_cap() {
 stop_cap() { kill -INT "$CAP_PID" 2>/dev/null; wait "$CAP_PID" 2>/dev/null; }
 # hdrs PORT: the IP header lines (tcpdump -v) of A's packets from its port PORT
 hdrs() { tcpdump -nn -v -r "$CAP" "udp and src port $1" 2>/dev/null | grep -E '^[0-9:.]+ IP6? \('; }
-at_least() { [ "$(hdrs "$2" | wc -l)" -ge "$1" ]; }
+hdr_count() { hdrs "$1" | wc -l; }
 
 start_cap
 log_test $? "capture on A's veth0 running"
-wait_until 20 at_least 3 "$P_ST" && wait_until 20 at_least 3 "$P_PLAIN" && wait_until 20 at_least 3 "$P_ST6"
+wait_until 20 at_least 3 hdr_count "$P_ST" && wait_until 20 at_least 3 hdr_count "$P_PLAIN" &&
+	wait_until 20 at_least 3 hdr_count "$P_ST6"
 log_test $? "captured at least 3 control packets (HELLOs, ZLBs) of each tunnel"
 stop_cap
 hdrs "$P_ST" > "$W/st" && hdrs "$P_PLAIN" > "$W/plain" && hdrs "$P_ST6" > "$W/st6"
@@ -101,7 +102,7 @@ ctlj a tunnel show name st | jq -e --argjson t "$TID" '.tunnel_id == $t and .sta
 	.transport.dscp == 10 and .transport.ttl == 7' >/dev/null
 log_test $? "same tunnel ID $TID, its socket now runs with dscp 10"
 start_cap
-wait_until 20 at_least 3 "$P_ST"
+wait_until 20 at_least 3 hdr_count "$P_ST"
 log_test $? "captured 3 more packets of st"
 stop_cap
 hdrs "$P_ST" > "$W/st"
