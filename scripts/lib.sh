@@ -90,6 +90,11 @@ daemon_count() {
 	[[ $(ctl "$1" -j show daemon) =~ \"$2\":\ *([0-9]+) ]] && echo "${BASH_REMATCH[1]}"
 }
 
+# state_is NAME STATE SHOW...: the object daemon NAME shows for `SHOW...`
+# (tunnel show ID, session show name N) is in STATE, through the test
+# library's ctlj
+state_is() { [ "$(ctlj "$1" "${@:3}" 2>/dev/null | jq -r .state)" = "$2" ]; }
+
 log_test() {	# log_test RC DESCRIPTION
 	if [ "$1" = 0 ]; then
 		TESTS_OK=$((TESTS_OK + 1)); printf 'TEST: %-60s [ OK ]\n' "$2"

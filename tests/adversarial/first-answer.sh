@@ -37,7 +37,7 @@ wait_until 10 read_it && waiting && [ "$(ctlj a tunnel show name redirected | jq
 log_test $? "a datagram from $B_ADDR:40000 to A's port $port: read and dropped, A still sends to $B_ADDR:1701"
 
 dropped=$(nft_undrop "$NSB" sccrqdrop)
-up() { ctlj a tunnel show name redirected | jq -e '.state == "established"' >/dev/null; }
+up() { state_is a established tunnel show name redirected; }
 # (A is up once it sent its SCCCN: B is when it has read it)
 wait_until "$UP_S" up && wait_until 20 expect_count 1 count_tunnels b established
 log_test $? "B listens again ($dropped SCCRQs dropped before): the next retransmission brings the tunnel up"

@@ -54,7 +54,7 @@ adv_victim() {
 	BASE_FDS=$(nfds b) BASE_TUNNELS=$(count_tunnels b)
 }
 
-victim_up_at_b() { ctlj b tunnel show "$VPTID" | jq -e '.state == "established"' >/dev/null; }
+victim_up_at_b() { state_is b established tunnel show "$VPTID"; }
 nfds() { ls /proc/"$(pid_of "$1")"/fd | wc -l; }
 alive() { kill -0 "$(pid_of "$1")" 2>/dev/null && ctl "$1" show daemon >/dev/null; }
 replies_to_others() {

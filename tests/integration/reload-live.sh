@@ -21,7 +21,7 @@ peer_default = { accept = true; };'
 a_conf 60 md5
 start b "$NSB" && start a "$NSA"
 log_test $? "both daemons start"
-up() { ctlj a session show name s1 2>/dev/null | jq -e '.state == "established"' >/dev/null; }
+up() { state_is a established session show name s1; }
 wait_until 20 up
 log_test $? "st and s1 up (hello 60 s)"
 TID=$(ctlj a tunnel show name st | jq .tunnel_id)

@@ -112,7 +112,7 @@ d_tunnel_ids() { ctlj "$1" tunnel list | jq -c '[.tunnels[] | select(.state == "
 # made ("established" is the data plane's answer).  A's create returns once A
 # sent its ICCN; B's side follows a moment later: wait on this before
 # looking at B's session or kernel.
-session_up() { [ "$(ctlj "$1" session show "$2" 2>/dev/null | jq -r .state)" = established ]; }
+session_up() { state_is "$1" established session show "$2"; }
 d_session_ids() { ctlj "$1" session list | jq -c '[.sessions[] | select(.state == "established") | [.tunnel_id, .session_id, .peer_session_id, .ifname]] | sort'; }
 
 # state_file NAME: the daemon's kernel tunnel record (not its .lock)

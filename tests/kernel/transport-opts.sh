@@ -49,7 +49,7 @@ peers = ( { name = \"a\"; match = \"$A_ADDR/32\"; accept = true; tunnel_profile 
 sed -i "s|listen = \[\"$B_ADDR\"\]|listen = [\"$B_ADDR\", \"$VRF_B\"]|" "$W/b.conf"
 start b "$NSB" && start a "$NSA"
 log_test $? "both daemons start with the kernel data plane"
-up() { ctlj a session show name "$1" 2>/dev/null | jq -e '.state == "established"' >/dev/null; }
+up() { state_is a established session show name "$1"; }
 wait_until 30 up s
 log_test $? "static pseudowire pw (tunnel profile marked: dscp 46, ttl 7, df on) established"
 TID=$(ctlj a tunnel show name pw | jq .tunnel_id)
