@@ -192,9 +192,10 @@ const char *tunnel_label(const struct tunnel *t, char *buf, size_t len)
  * a new connection from a peer that has been silent on all its older ones
  * since it began probes them: first a sample of PROBE_SAMPLE (a HELLO each);
  * if the peer answers any before PROBE_RETRIES retransmissions of the
- * sample's go unanswered (3 s with the default 1 s timer: the time the
- * protocol itself gives a connection to answer, so a live peer slowed by a
- * lost HELLO or a busy CPU is not judged restarted, which would probe every
+ * sample's go unanswered, and at least PROBE_VERDICT_MIN_MS (3 s with the
+ * default 1 s timer: the time the protocol itself gives a connection to
+ * answer, and no less with a shorter timer, so a live peer slowed by a lost
+ * HELLO or a busy CPU is not judged restarted, which would probe every
  * silent connection at once), it did not restart and that is all; if not,
  * every silent one is probed, and each is cleared as long later unanswered
  * (the sampled ones at once: theirs went unanswered already).  A peer still
@@ -206,6 +207,7 @@ const char *tunnel_label(const struct tunnel *t, char *buf, size_t len)
 #define PROBE_EVERY_S		2
 #define PROBE_SAMPLE		4
 #define PROBE_RETRIES		1
+#define PROBE_VERDICT_MIN_MS	3000
 
 static bool same_peer_instance(const struct l2tp_cc *a, const struct l2tp_cc *b)
 {
@@ -304,6 +306,8 @@ static void probe_sweep(struct peer *p, const struct tunnel *nt)
 	}
 	if (n.hello + n.cut == 0)
 		return;
+	if (usl_time_cmp(wait, usl_time_ms(PROBE_VERDICT_MIN_MS)) < 0)
+		wait = usl_time_ms(PROBE_VERDICT_MIN_MS);
 	p->probe_sampling = true;
 	usl_timer_arm(l2tpd.timers, &p->probe_timer, wait);
 }
@@ -315,8 +319,12 @@ static void probe_judge_sample(struct peer *p, const struct tunnel *nt)
 	struct probe_count n;
 
 	p->probe_sampling = false;
-	if (peer_heard_since(p, nt, p->probed))
+	if (peer_heard_since(p, nt, p->probed)) {
+		log_debug("peer %s: new connection %s: it answered on an older connection since "
+			  "the sample, it did not restart", sockaddr_ntop(&p->addr.sa),
+			  tunnel_label(nt, label, sizeof(label)));
 		return;
+	}
 	n = probe_silent(p, nt, UINT_MAX, true, NULL);
 	if (n.hello > 0 && n.cut > 0)
 		snprintf(what, sizeof(what), "probing %u more with a HELLO, and cutting the "

@@ -34,6 +34,7 @@ INTEGRATION_TESTS = \
 	tests/integration/metrics.sh \
 	tests/integration/ports.sh \
 	tests/integration/ports-reserve.sh \
+	tests/integration/probe-busy.sh \
 	tests/integration/hold.sh \
 	tests/integration/static.sh \
 	tests/integration/confd.sh \
