@@ -444,7 +444,10 @@ static bool arg_takes_list(const char *key)
 	return strcmp(key, "events") == 0;
 }
 
-/* Every argument is one of known (names holding a NUL are none), of its kind of value. */
+/*
+ * Every argument is one of known (names holding a NUL are none), of its
+ * kind of value, a string without NUL.
+ */
 static bool arg_check_known(const struct usl_json_value *args, const char *const *known,
 			    struct argerr *e)
 {
@@ -473,6 +476,11 @@ static bool arg_check_known(const struct usl_json_value *args, const char *const
 		    !arg_takes_list(m->key)) {
 			snprintf(e->msg, sizeof(e->msg), "'%s' must be a single value, not %s",
 				 m->key, usl_json_type_name(m->type));
+			return false;
+		}
+		/* a C string would end there: the rest would be dropped unseen */
+		if (m->type == USL_JSON_STRING && strlen(m->text) != m->len) {
+			snprintf(e->msg, sizeof(e->msg), "'%s' holds a NUL character", m->key);
 			return false;
 		}
 	}

@@ -159,6 +159,8 @@ bad_request '{"id": 9, "cmd": "tunnel create", "args": {"peer": ["'$B_ADDR'"], "
 	"'peer' must be a single value, not a list" "an argument given a list"
 bad_request '{"id": 10, "cmd": "tunnel show", "args": {"name\u0000x": "q0"}}' 10 \
 	"unknown argument 'name\\x00x'" "an argument name holding a NUL is no argument"
+bad_request '{"id": 14, "cmd": "tunnel show", "args": {"name": "q0\u0000x"}}' 14 \
+	"'name' holds a NUL character" "a value holding a NUL is refused, not cut short"
 bad_request '{"id": 11, "cmd": "tunnel show", "args": {"tunnel_id": "12x"}}' 11 \
 	"'tunnel_id' must be an unsigned 32-bit integer" "a tunnel_id string that is not a number"
 bad_request "$(python3 -c 'print("{\"id\": 12, \"cmd\": \"tunnel list\", \"args\": " + "[" * 40 + "]" * 40 + "}")')" 0 \
