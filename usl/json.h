@@ -51,7 +51,7 @@ struct usl_json_value {
 	const char *key;	/* an object member's key, unescaped, NUL-terminated; else NULL */
 	size_t key_len;		/* its bytes: a key holding a NUL matches no name */
 	int64_t i;		/* INT: the value, clamped to int64 (see in_range) */
-	double d;		/* INT and NUMBER: the value */
+	double d;		/* INT and NUMBER: the value (strtod: in the C locale) */
 	bool b;			/* BOOL */
 	bool in_range;		/* INT: i is exact */
 	uint16_t child;		/* ARRAY, OBJECT: first member's index, 0 when empty */
