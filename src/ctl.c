@@ -463,7 +463,7 @@ static bool arg_check_known(const struct usl_json_value *args, const char *const
 		const char *const *k;
 
 		for (k = known; *k != NULL; k++)
-			if (strcmp(*k, m->key) == 0 && strlen(*k) == m->key_len)
+			if (usl_json_key_is(m, *k))
 				break;
 		if (*k == NULL) {
 			char key[96];

@@ -185,11 +185,11 @@ static unsigned ports_range_size(void)
  */
 static void own_port_take(struct tunnel *t)
 {
-	struct addr_use *u = use_find(&t->local.sa);
+	struct addr_use *u;
 
 	if (t->port_use != NULL)
 		return;
-	if (u == NULL) {
+	if ((u = use_find(&t->local.sa)) == NULL) {
 		if ((u = calloc(1, sizeof(*u))) == NULL)
 			return;		/* uncounted: the kernel's EADDRINUSE still switches */
 		memcpy(&u->addr, &t->local, sizeof(u->addr));
@@ -218,10 +218,10 @@ static void own_port_release(struct tunnel *t)
 static bool ports_nearly_ours(const struct sockaddr *local, unsigned *own)
 {
 	const struct addr_use *u = use_find(local);
-	unsigned n = ports_range_size();
+	unsigned n = ports_range_size(), reserve = n / PORTS_RESERVE_DIV;
 
 	*own = u ? u->own : 0;
-	return n > 0 && *own >= n - n / PORTS_RESERVE_DIV && n / PORTS_RESERVE_DIV > 0;
+	return reserve > 0 && *own >= n - reserve;
 }
 
 static bool ports_exhausted(void)

@@ -112,7 +112,7 @@ static void put_utf8(struct reader *r, unsigned cp)
 	r->out = (char *)o;
 }
 
-/* \uXXXX (r->p past the 'u'), a surrogate pair whole.  UTF-8 is never longer than its escape. */
+/* \u and four hex digits (r->p past the 'u'), a surrogate pair whole: UTF-8 never outgrows its escape. */
 static int unicode_escape(struct reader *r)
 {
 	unsigned cp, lo;
@@ -462,7 +462,7 @@ const struct usl_json_value *usl_json_get(const struct usl_json *doc,
 	if (o == NULL || o->type != USL_JSON_OBJECT)
 		return NULL;
 	for (m = usl_json_first(doc, o); m != NULL; m = usl_json_next(doc, m))
-		if (strcmp(m->key, key) == 0 && strlen(m->key) == m->key_len)
+		if (usl_json_key_is(m, key))
 			found = m;
 	return found;
 }

@@ -25,6 +25,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define USL_JSON_MAX_VALUES	256	/* values in one document, containers included */
 #define USL_JSON_MAX_DEPTH	32	/* nested objects and arrays (json-c's default) */
@@ -87,6 +88,12 @@ const struct usl_json_value *usl_json_first(const struct usl_json *doc,
 					    const struct usl_json_value *c);
 const struct usl_json_value *usl_json_next(const struct usl_json *doc,
 					   const struct usl_json_value *m);
+
+/* Member m's key is name, whole (a key holding a NUL is no name). */
+static inline bool usl_json_key_is(const struct usl_json_value *m, const char *name)
+{
+	return m->key != NULL && strcmp(m->key, name) == 0 && strlen(m->key) == m->key_len;
+}
 
 /* The last member of object o named key; NULL when none or o is not an object. */
 const struct usl_json_value *usl_json_get(const struct usl_json *doc,
